@@ -1,0 +1,96 @@
+/**
+ * The conversation a run keeps, as `@effect/ai` prompt messages, and the invariant
+ * every provider relies on:
+ *
+ * - every tool call of an assistant turn has exactly one result;
+ * - the results follow their turn (tool messages right after it, before anything else);
+ * - call ids are unique in the whole transcript;
+ * - no result without its call.
+ *
+ * Calls the provider executed itself (`providerExecuted`) carry their results inside
+ * the assistant turn and are only checked for unique ids.
+ *
+ * @example
+ * ```ts
+ * import { Transcript } from "@agent-harness/core"
+ * import { Either } from "effect"
+ *
+ * const checked = Transcript.check(messages)
+ * if (Either.isLeft(checked)) console.error(checked.left.message)
+ * ```
+ */
+import { Prompt } from "@effect/ai"
+import { Either, Schema } from "effect"
+
+/** A transcript: the messages of a conversation, oldest first. */
+export type Transcript = ReadonlyArray<Prompt.Message>
+
+/** Schema of a transcript; `Transcript.Json` encodes it to and from a JSON string. */
+export const Transcript: Schema.Schema<Transcript, ReadonlyArray<Prompt.MessageEncoded>> = Schema.Array(Prompt.Message)
+
+/** A transcript as a JSON string, for storing a run and resuming it. */
+export const Json = Schema.parseJson(Transcript)
+
+/** The transcript breaks the invariant; `callId` names the call at fault when there is one. */
+export class TranscriptInvalid extends Schema.TaggedError<TranscriptInvalid>(
+  "@agent-harness/core/TranscriptInvalid"
+)("TranscriptInvalid", {
+  reason: Schema.String,
+  callId: Schema.optional(Schema.String),
+  index: Schema.Number
+}) {
+  override get message() {
+    return `invalid transcript at message ${this.index}: ${this.reason}`
+  }
+}
+
+/** Checks the invariant in one pass over the messages. */
+export const check = (transcript: Transcript): Either.Either<void, TranscriptInvalid> => {
+  const seen = new Set<string>()
+  const pending = new Map<string, string>()
+  const fail = (index: number, reason: string, callId?: string) =>
+    Either.left(
+      new TranscriptInvalid(callId === undefined ? { reason, index } : { reason, index, callId })
+    )
+  for (let index = 0; index < transcript.length; index++) {
+    const message = transcript[index]!
+    if (message.role !== "tool" && pending.size > 0) {
+      const [callId, name] = pending.entries().next().value!
+      return fail(index, `tool call '${callId}' (${name}) has no result before the next ${message.role} message`, callId)
+    }
+    if (message.role === "assistant") {
+      for (const part of message.content) {
+        if (part.type !== "tool-call") continue
+        if (part.id.length === 0) return fail(index, "a tool call has an empty id", part.id)
+        if (seen.has(part.id)) return fail(index, `tool call id '${part.id}' is used twice`, part.id)
+        seen.add(part.id)
+        if (!part.providerExecuted) pending.set(part.id, part.name)
+      }
+    } else if (message.role === "tool") {
+      for (const part of message.content) {
+        if (!pending.has(part.id)) {
+          const reason = seen.has(part.id)
+            ? `tool call '${part.id}' has more than one result, or its result is not right after its turn`
+            : `tool result '${part.id}' answers no tool call`
+          return fail(index, reason, part.id)
+        }
+        pending.delete(part.id)
+      }
+    }
+  }
+  if (pending.size > 0) {
+    const [callId, name] = pending.entries().next().value!
+    return fail(transcript.length, `tool call '${callId}' (${name}) has no result`, callId)
+  }
+  return Either.void
+}
+
+/** All call ids in a transcript (for checking that new ids do not collide). */
+export const callIds = (transcript: Transcript): Set<string> => {
+  const ids = new Set<string>()
+  for (const message of transcript) {
+    if (message.role !== "assistant") continue
+    for (const part of message.content) if (part.type === "tool-call") ids.add(part.id)
+  }
+  return ids
+}

@@ -1,0 +1,4 @@
+/**
+ * `@agent-harness/testing`: scripted models and helpers for testing agents.
+ */
+export * as ScriptedModel from "./ScriptedModel.js"

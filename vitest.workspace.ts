@@ -1,0 +1,2 @@
+// The root lists every package; each package's vitest.config.ts says how it runs.
+export default ["packages/*"]

@@ -83,8 +83,26 @@ export class DeadlineExceeded extends Schema.TaggedError<DeadlineExceeded>("@age
   }
 }
 
+/**
+ * The pinned part of the view (system text and first request) and the newest group do
+ * not fit the context limit together, so no valid request can be made.
+ */
+export class ContextLimit extends Schema.TaggedError<ContextLimit>("@agent-harness/core/ContextLimit")(
+  "ContextLimit",
+  {
+    unit: Schema.Literal("chars", "tokens"),
+    limit: Schema.Number,
+    required: Schema.Number,
+    snapshot: RunSnapshot
+  }
+) {
+  override get message() {
+    return `context limit: the smallest valid view needs ${this.required} ${this.unit}, the limit is ${this.limit}`
+  }
+}
+
 /** Every error that ends a run. */
-export type AgentError = ModelError | BudgetExceeded | DeadlineExceeded
+export type AgentError = ModelError | ContextLimit | BudgetExceeded | DeadlineExceeded
 
 /** Options were refused before the model was called; `issues` lists every problem. */
 export class InvalidOptions extends Schema.TaggedError<InvalidOptions>("@agent-harness/core/InvalidOptions")(

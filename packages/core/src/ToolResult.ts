@@ -62,6 +62,8 @@ export const ToolResult = Schema.Struct({
   status: Status,
   data: Schema.optional(Schema.Unknown),
   error: Schema.optional(ErrorInfo),
+  /** Present when the payload (data, or the error message) was cut to the run's limit. */
+  truncated: Schema.optional(Schema.Struct({ originalChars: Schema.Number })),
   metadata: Metadata
 }).annotations({ identifier: "ToolResult" })
 

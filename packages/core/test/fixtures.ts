@@ -68,7 +68,7 @@ export const toolsLayer = (log: Log) =>
       push(log.started, label).pipe(
         Effect.zipRight(Effect.sleep(ms)),
         Effect.tap(() => push(log.finished, label)),
-        Effect.as(`slept ${ms}`),
+        Effect.as(`${label} slept ${ms}`),
         Effect.onInterrupt(() => push(log.interrupted, label))
       )
   })

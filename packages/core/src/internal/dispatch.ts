@@ -27,6 +27,8 @@ export const prepare = (tool: Tool.Any, handler: Tool.Handler<string>): Prepared
 export interface Registry {
   readonly tools: ReadonlyMap<string, Prepared>
   readonly names: ReadonlyArray<string>
+  /** Bounds each result before it is recorded (the run's tool-output limits). */
+  readonly bound: ((result: ToolResult.ToolResult) => Effect.Effect<ToolResult.ToolResult>) | undefined
 }
 
 const toPart = (call: Prompt.ToolCallPart, result: ToolResult.ToolResult): Prompt.ToolResultPart =>
@@ -103,9 +105,11 @@ export const runCall = (call: Prompt.ToolCallPart, registry: Registry): Effect.E
     const start = yield* Clock.currentTimeMillis
     const outcome = yield* execute(call, registry)
     const latencyMs = (yield* Clock.currentTimeMillis) - start
-    return "status" in outcome
-      ? toPart(call, { ...outcome, metadata: { ...outcome.metadata, latencyMs } })
-      : failed(call, outcome, latencyMs)
+    const metadata = { tool: call.name, callId: call.id, latencyMs }
+    const result = "status" in outcome
+      ? { ...outcome, metadata }
+      : ToolResult.failure(ToolError.status(outcome), ToolError.toErrorInfo(outcome), metadata)
+    return toPart(call, registry.bound === undefined ? result : yield* registry.bound(result))
   })
 
 /**

@@ -21,8 +21,10 @@
 import { LanguageModel, Prompt, type Response, type Tool, Tokenizer, type Toolkit } from "@effect/ai"
 import { Context, Duration, Effect, Either, Option, Random } from "effect"
 import { type AgentError, DeadlineExceeded, InvalidOptions, type RunSnapshot } from "./AgentError.js"
+import * as Authorization from "./Authorization.js"
 import * as Budget from "./Budget.js"
 import * as ContextWindow from "./ContextWindow.js"
+import * as Idempotency from "./Idempotency.js"
 import * as Dispatch from "./internal/dispatch.js"
 import * as Loop from "./internal/loop.js"
 import * as Model from "./internal/model.js"
@@ -32,15 +34,29 @@ import * as Transcript from "./Transcript.js"
 
 /** Options of {@link run}. */
 export interface Options<Tools extends Record<string, Tool.Any>> {
-  /** The user's request for this run. */
-  readonly prompt: string
+  /**
+   * The user's request for this run. May be left out only to resume a `transcript`
+   * that ends with a turn waiting for its tool results.
+   */
+  readonly prompt?: string | undefined
   /** System text; replaces a leading system message of a continued transcript. */
   readonly system?: string | undefined
-  /** An earlier transcript to continue; it must satisfy the transcript invariant. */
+  /**
+   * An earlier transcript to continue; it must satisfy the transcript invariant, except
+   * that it may end with an assistant turn whose calls have no results yet (a checkpoint
+   * taken just before they ran). Those calls then run first, under the same `runId`, so
+   * that mutating tools replay their recorded results instead of running again.
+   */
   readonly transcript?: Transcript.Transcript | undefined
   /** The tools the model may call; their handlers come from the environment. */
   readonly toolkit: Toolkit.Toolkit<Tools>
   readonly budget?: Budget.Input | undefined
+  /**
+   * What a batch with a call the principal may not make does (default `stop`); see
+   * {@link Authorization.Policy}. The principal comes from the `Authorization.Principal`
+   * service; without one, no tool that requires a permission runs.
+   */
+  readonly permissionPolicy?: Authorization.Policy | undefined
   /** How many calls of one batch run at once (default {@link defaultConcurrency}). */
   readonly concurrency?: number | undefined
   /** What the model is sent of a long transcript; by default all of it. */
@@ -52,9 +68,11 @@ export interface Options<Tools extends Record<string, Tool.Any>> {
   /** A caller-chosen run id (default: a random one from Effect's `Random`). */
   readonly runId?: string | undefined
   /**
-   * Called after every completed step with the run so far (its transcript always valid),
-   * including when a batch is cut short by a deadline or an interruption. Use it to
-   * persist a run or to watch it; it runs on the run's fiber, so keep it short.
+   * Called with the run so far whenever the transcript changes: after an assistant turn
+   * is recorded (before its calls run; the transcript then ends with that turn waiting),
+   * after its results are recorded (also when the batch was cut short by a deadline or an
+   * interruption: unfinished calls are `cancelled`), and after the final answer. Store the
+   * snapshot to resume a run; it runs on the run's fiber, so keep it short.
    */
   readonly onCheckpoint?: ((snapshot: RunSnapshot) => Effect.Effect<void>) | undefined
 }
@@ -83,11 +101,23 @@ const positiveInt = (name: string, value: number | undefined, issues: Array<stri
 const tokenCount = (tokenizer: Tokenizer.Service): Measure => (message) =>
   Effect.map(tokenizer.tokenize(Prompt.fromMessages([message])), (tokens) => tokens.length)
 
+interface Environment {
+  readonly runId: string
+  readonly handlers: Context.Context<never>
+  readonly tokenizer: Tokenizer.Service | undefined
+  readonly principal: Authorization.PrincipalInfo | undefined
+  readonly store: Idempotency.Service | undefined
+}
+
+interface Checked {
+  readonly config: Omit<Loop.Config, "checkpoint" | "tokenizer">
+  readonly waiting: ReadonlyArray<Prompt.ToolCallPart>
+}
+
 const checkOptions = <Tools extends Record<string, Tool.Any>>(
   options: Options<Tools>,
-  handlers: Context.Context<never>,
-  tokenizer: Tokenizer.Service | undefined
-): Either.Either<Omit<Loop.Config, "checkpoint" | "tokenizer">, InvalidOptions> => {
+  env: Environment
+): Either.Either<Checked, InvalidOptions> => {
   const issues: Array<string> = []
   const budget = Budget.make(options.budget)
   if (Either.isLeft(budget)) issues.push(...budget.left)
@@ -100,11 +130,13 @@ const checkOptions = <Tools extends Record<string, Tool.Any>>(
   if (options.context?.maxChars !== undefined && options.context.maxTokens !== undefined) {
     issues.push("context takes maxChars or maxTokens, not both")
   }
-  if (tokenizer === undefined) {
+  if (env.tokenizer === undefined) {
     if (options.context?.maxTokens !== undefined) issues.push("context.maxTokens needs a Tokenizer in the environment")
     if (options.maxToolResultTokens !== undefined) issues.push("maxToolResultTokens needs a Tokenizer in the environment")
   }
-  if (options.prompt.trim().length === 0) issues.push("prompt must not be empty")
+  const policy = options.permissionPolicy ?? "stop"
+  if (policy !== "stop" && policy !== "feedback") issues.push(`permissionPolicy must be 'stop' or 'feedback', got '${String(policy)}'`)
+  const timeout = Either.isRight(budget) ? budget.right.toolTimeout : undefined
   const tools = new Map<string, Dispatch.Prepared>()
   for (const [key, tool] of Object.entries(options.toolkit.tools)) {
     if (!toolName.test(tool.name)) {
@@ -112,27 +144,49 @@ const checkOptions = <Tools extends Record<string, Tool.Any>>(
     } else if (key !== tool.name || tools.has(tool.name)) {
       issues.push(`tool name '${tool.name}' is used by more than one tool`)
     }
-    const handler = Context.getOption(handlers, Context.GenericTag<Tool.Handler<string>>(tool.id))
-    if (Option.isNone(handler)) issues.push(`tool '${tool.name}' has no handler in the environment`)
-    else tools.set(tool.name, Dispatch.prepare(tool, handler.value))
+    const handler = Context.getOption(env.handlers, Context.GenericTag<Tool.Handler<string>>(tool.id))
+    if (Option.isNone(handler)) {
+      issues.push(`tool '${tool.name}' has no handler in the environment`)
+      continue
+    }
+    const prepared = Dispatch.prepare(tool, handler.value, timeout, issues)
+    if (prepared.mutating && env.store === undefined) {
+      issues.push(`tool '${tool.name}' is mutating, and no IdempotencyStore is in the environment`)
+    }
+    tools.set(tool.name, prepared)
   }
+  let waiting: ReadonlyArray<Prompt.ToolCallPart> = []
   if (options.transcript !== undefined) {
-    const checked = Transcript.check(options.transcript)
+    const checked = Transcript.checkResumable(options.transcript)
     if (Either.isLeft(checked)) issues.push(checked.left.message)
+    else waiting = checked.right
+  }
+  if (waiting.length > 0) {
+    if (options.prompt !== undefined) issues.push("a transcript waiting for tool results cannot take a new prompt")
+    if (options.runId === undefined) issues.push("resuming a transcript waiting for tool results needs its runId")
+  } else if (options.prompt === undefined || options.prompt.trim().length === 0) {
+    issues.push("prompt must not be empty")
   }
   if (issues.length > 0 || Either.isLeft(budget)) return Either.left(new InvalidOptions({ issues }))
   const limits = { maxChars: options.maxToolResultChars, maxTokens: options.maxToolResultTokens }
   const bounded = limits.maxChars !== undefined || limits.maxTokens !== undefined
   return Either.right({
-    budget: budget.right,
-    concurrency,
-    registry: {
-      tools,
-      names: [...tools.keys()],
-      bound: bounded ? (result) => ToolOutput.bound(result, limits, tokenizer) : undefined
-    },
-    wire: Model.makeWire(options.toolkit.tools),
-    window: options.context ?? {}
+    waiting,
+    config: {
+      budget: budget.right,
+      permissionPolicy: policy,
+      concurrency,
+      registry: {
+        runId: env.runId,
+        tools,
+        names: [...tools.keys()],
+        principal: env.principal,
+        store: env.store,
+        bound: bounded ? (result) => ToolOutput.bound(result, limits, env.tokenizer) : undefined
+      },
+      wire: Model.makeWire(options.toolkit.tools),
+      window: options.context ?? {}
+    }
   })
 }
 
@@ -144,7 +198,9 @@ const initialMessages = <Tools extends Record<string, Tool.Any>>(options: Option
     if (messages[0]?.role === "system") messages[0] = system
     else messages.unshift(system)
   }
-  messages.push(Prompt.makeMessage("user", { content: [Prompt.makePart("text", { text: options.prompt })] }))
+  if (options.prompt !== undefined) {
+    messages.push(Prompt.makeMessage("user", { content: [Prompt.makePart("text", { text: options.prompt })] }))
+  }
   return messages
 }
 
@@ -163,24 +219,35 @@ export const run = <Tools extends Record<string, Tool.Any>>(
 ): Effect.Effect<
   Result,
   AgentError | InvalidOptions,
-  LanguageModel.LanguageModel | Tool.HandlersFor<Tools> | Tool.Requirements<Tools[keyof Tools]>
+  | LanguageModel.LanguageModel
+  | Tool.HandlersFor<Tools>
+  | Exclude<Tool.Requirements<Tools[keyof Tools]>, Idempotency.Key>
 > =>
   Effect.gen(function*() {
-    const handlers = yield* Effect.context<never>()
-    const tokenizer = Option.getOrUndefined(yield* Effect.serviceOption(Tokenizer.Tokenizer))
-    const checked = yield* checkOptions(options, handlers, tokenizer)
-    const config: Loop.Config = { ...checked, tokenizer, checkpoint: options.onCheckpoint ?? (() => Effect.void) }
+    const env: Environment = {
+      runId: options.runId ?? (yield* makeRunId),
+      handlers: yield* Effect.context<never>(),
+      tokenizer: Option.getOrUndefined(yield* Effect.serviceOption(Tokenizer.Tokenizer)),
+      principal: Option.getOrUndefined(yield* Effect.serviceOption(Authorization.Principal)),
+      store: Option.getOrUndefined(yield* Effect.serviceOption(Idempotency.IdempotencyStore))
+    }
+    const checked = yield* checkOptions(options, env)
+    const config: Loop.Config = {
+      ...checked.config,
+      tokenizer: env.tokenizer,
+      checkpoint: options.onCheckpoint ?? (() => Effect.void)
+    }
     const model = yield* LanguageModel.LanguageModel
-    const runId = options.runId ?? (yield* makeRunId)
+    const runId = env.runId
     const window = config.window
-    const measure = window.maxTokens !== undefined && tokenizer !== undefined
-      ? tokenCount(tokenizer)
+    const measure = window.maxTokens !== undefined && env.tokenizer !== undefined
+      ? tokenCount(env.tokenizer)
       : window.maxChars !== undefined
       ? (message: Prompt.Message) => Effect.succeed(ContextWindow.charSize(message))
       : undefined
     const state = new RunState(runId, measure)
     yield* Effect.mapError(state.recordAll(initialMessages(options)), (e) => Loop.modelError(state)(Model.fromAiError(e)))
-    const body = Loop.loop(state, config, model)
+    const body = Loop.loop(state, config, model, checked.waiting)
     const timeout = config.budget.timeout
     if (timeout === undefined) return yield* body
     // The snapshot is taken after the timeout has interrupted the body and its

@@ -101,8 +101,29 @@ export class ContextLimit extends Schema.TaggedError<ContextLimit>("@agent-harne
   }
 }
 
+/**
+ * A call of the batch needs a permission the principal lacks (policy `stop`): no call of
+ * the batch ran and the batch is not in the transcript.
+ */
+export class PermissionDenied extends Schema.TaggedError<PermissionDenied>("@agent-harness/core/PermissionDenied")(
+  "PermissionDenied",
+  {
+    callId: Schema.String,
+    tool: Schema.String,
+    permission: Schema.String,
+    /** The principal's user id, absent when the run had no principal. */
+    userId: Schema.optional(Schema.String),
+    snapshot: RunSnapshot
+  }
+) {
+  override get message() {
+    return `permission denied: tool '${this.tool}' (call ${this.callId}) requires '${this.permission}'` +
+      (this.userId === undefined ? " and the run has no principal" : `, which ${this.userId} lacks`)
+  }
+}
+
 /** Every error that ends a run. */
-export type AgentError = ModelError | ContextLimit | BudgetExceeded | DeadlineExceeded
+export type AgentError = ModelError | ContextLimit | BudgetExceeded | DeadlineExceeded | PermissionDenied
 
 /** Options were refused before the model was called; `issues` lists every problem. */
 export class InvalidOptions extends Schema.TaggedError<InvalidOptions>("@agent-harness/core/InvalidOptions")(

@@ -9,7 +9,7 @@
  * const budget: Budget.Input = { maxSteps: 8, maxToolCalls: 20, maxTotalTokens: 50_000, timeout: "30 seconds" }
  * ```
  */
-import { Duration, Either, Schema } from "effect"
+import { Context, Duration, Either, Schema } from "effect"
 
 /** What a caller may pass; every field is optional and has a default. */
 export interface Input {
@@ -28,7 +28,20 @@ export interface Input {
   readonly maxTotalTokens?: number | undefined
   /** Deadline for the whole run, from its start; on expiry whatever runs is interrupted. */
   readonly timeout?: Duration.DurationInput | undefined
+  /** Deadline of each tool call, unless its tool has a {@link CallTimeout} annotation. */
+  readonly toolTimeout?: Duration.DurationInput | undefined
 }
+
+/**
+ * Tool annotation: the deadline of each call of this tool. A call that runs longer is
+ * interrupted and answered with a `timeout` result.
+ *
+ * @example
+ * ```ts
+ * const Fetch = Tool.make("fetch", { parameters: { url: Schema.String } }).annotate(Budget.CallTimeout, "5 seconds")
+ * ```
+ */
+export class CallTimeout extends Context.Tag("@agent-harness/core/CallTimeout")<CallTimeout, Duration.DurationInput>() {}
 
 /** A checked budget. */
 export interface Budget {
@@ -38,6 +51,7 @@ export interface Budget {
   readonly maxOutputTokens: number | undefined
   readonly maxTotalTokens: number | undefined
   readonly timeout: Duration.Duration | undefined
+  readonly toolTimeout: Duration.Duration | undefined
 }
 
 /** Defaults are finite so that a model that never stops cannot keep a run alive. */
@@ -56,6 +70,21 @@ const positive = (name: string, value: number | undefined, issues: Array<string>
   }
 }
 
+/** A finite positive duration, or an issue naming the option. */
+export const duration = (
+  name: string,
+  input: Duration.DurationInput | undefined,
+  issues: Array<string>
+): Duration.Duration | undefined => {
+  if (input === undefined) return undefined
+  const decoded = Duration.decodeUnknown(input)
+  if (decoded._tag === "None" || !Duration.isFinite(decoded.value) || Duration.toMillis(decoded.value) <= 0) {
+    issues.push(`${name} must be a finite positive duration, got ${String(input)}`)
+    return undefined
+  }
+  return decoded.value
+}
+
 /** Checks a budget; the left side lists every problem found. */
 export const make = (input: Input = {}): Either.Either<Budget, ReadonlyArray<string>> => {
   const issues: Array<string> = []
@@ -64,15 +93,8 @@ export const make = (input: Input = {}): Either.Either<Budget, ReadonlyArray<str
   positive("maxInputTokens", input.maxInputTokens, issues)
   positive("maxOutputTokens", input.maxOutputTokens, issues)
   positive("maxTotalTokens", input.maxTotalTokens, issues)
-  let timeout: Duration.Duration | undefined
-  if (input.timeout !== undefined) {
-    const decoded = Duration.decodeUnknown(input.timeout)
-    if (decoded._tag === "None" || !Duration.isFinite(decoded.value) || Duration.toMillis(decoded.value) <= 0) {
-      issues.push(`budget.timeout must be a finite positive duration, got ${String(input.timeout)}`)
-    } else {
-      timeout = decoded.value
-    }
-  }
+  const timeout = duration("budget.timeout", input.timeout, issues)
+  const toolTimeout = duration("budget.toolTimeout", input.toolTimeout, issues)
   if (issues.length > 0) return Either.left(issues)
   return Either.right({
     maxSteps: input.maxSteps ?? defaults.maxSteps,
@@ -80,6 +102,7 @@ export const make = (input: Input = {}): Either.Either<Budget, ReadonlyArray<str
     maxInputTokens: input.maxInputTokens,
     maxOutputTokens: input.maxOutputTokens,
     maxTotalTokens: input.maxTotalTokens,
-    timeout
+    timeout,
+    toolTimeout
   })
 }

@@ -13,6 +13,27 @@
 import { Schema } from "effect"
 import * as ToolResult from "./ToolResult.js"
 
+/**
+ * The error a handler fails with to say a business rule refused the request: the model
+ * reads `code` (stable, for example `UNSUPPORTED_JURISDICTION`) and `message`. Any other
+ * typed failure is reported as a `fatal_error` without its message.
+ *
+ * @example
+ * ```ts
+ * import { ToolError } from "@agent-harness/core"
+ *
+ * const refuse = new ToolError.BusinessError({ code: "UNSUPPORTED_JURISDICTION", message: "no tax rules for DE" })
+ * ```
+ */
+export class BusinessError extends Schema.TaggedError<BusinessError>("@agent-harness/core/BusinessError")(
+  "BusinessError",
+  {
+    code: Schema.String.pipe(Schema.pattern(/^[A-Z][A-Z0-9_]{0,63}$/)),
+    message: Schema.String,
+    details: Schema.optional(Schema.Array(ToolResult.Detail))
+  }
+) {}
+
 /** The model named a tool the run does not offer. */
 export class UnknownTool extends Schema.TaggedError<UnknownTool>("@agent-harness/core/UnknownTool")("UnknownTool", {
   callId: Schema.String,
@@ -42,6 +63,27 @@ export class InvalidArguments extends Schema.TaggedError<InvalidArguments>("@age
   }
 }
 
+/** The principal may not run the tool (policy `feedback`). */
+export class PermissionDenied extends Schema.TaggedError<PermissionDenied>("@agent-harness/core/ToolPermissionDenied")(
+  "PermissionDenied",
+  { callId: Schema.String, name: Schema.String, permission: Schema.String }
+) {
+  override get message() {
+    return `not permitted: tool '${this.name}' requires '${this.permission}'`
+  }
+}
+
+/** The call ran longer than its tool's timeout and was stopped. */
+export class ToolTimeout extends Schema.TaggedError<ToolTimeout>("@agent-harness/core/ToolTimeout")("ToolTimeout", {
+  callId: Schema.String,
+  name: Schema.String,
+  timeoutMillis: Schema.Number
+}) {
+  override get message() {
+    return `the call did not finish within ${this.timeoutMillis} ms and was stopped`
+  }
+}
+
 /** The handler failed with a typed error. */
 export class ToolFailure extends Schema.TaggedError<ToolFailure>("@agent-harness/core/ToolFailure")("ToolFailure", {
   callId: Schema.String,
@@ -49,6 +91,21 @@ export class ToolFailure extends Schema.TaggedError<ToolFailure>("@agent-harness
   code: Schema.String,
   description: Schema.String
 }) {
+  override get message() {
+    return this.description
+  }
+}
+
+/** The idempotency store could not give a result for a mutating call; it did not run. */
+export class IdempotencyFailure extends Schema.TaggedError<IdempotencyFailure>("@agent-harness/core/IdempotencyFailure")(
+  "IdempotencyFailure",
+  {
+    callId: Schema.String,
+    name: Schema.String,
+    code: Schema.Literal("STORE_UNAVAILABLE", "STORED_RESULT_CORRUPT", "OUTCOME_UNKNOWN"),
+    description: Schema.String
+  }
+) {
   override get message() {
     return this.description
   }
@@ -75,7 +132,16 @@ export class ToolCancelled extends Schema.TaggedError<ToolCancelled>("@agent-har
 }
 
 /** Every recoverable tool problem. */
-export type ToolError = UnknownTool | InvalidArguments | ToolFailure | ToolDefect | ToolCancelled
+export type ToolError =
+  | UnknownTool
+  | InvalidArguments
+  | PermissionDenied
+  | BusinessError
+  | ToolFailure
+  | ToolTimeout
+  | IdempotencyFailure
+  | ToolDefect
+  | ToolCancelled
 
 /** The envelope status each problem is reported with. */
 export const status = (error: ToolError): Exclude<ToolResult.Status, "success"> => {
@@ -83,7 +149,14 @@ export const status = (error: ToolError): Exclude<ToolResult.Status, "success"> 
     case "UnknownTool":
     case "InvalidArguments":
       return "validation_error"
+    case "PermissionDenied":
+      return "permission_denied"
+    case "BusinessError":
+      return "business_error"
+    case "ToolTimeout":
+      return "timeout"
     case "ToolFailure":
+    case "IdempotencyFailure":
     case "ToolDefect":
       return "fatal_error"
     case "ToolCancelled":
@@ -102,7 +175,16 @@ export const toErrorInfo = (error: ToolError): ToolResult.ErrorInfo => {
         message: error.message,
         details: error.details
       }
+    case "PermissionDenied":
+      return { code: "PERMISSION_DENIED", message: error.message }
+    case "BusinessError":
+      return error.details === undefined
+        ? { code: error.code, message: error.message }
+        : { code: error.code, message: error.message, details: error.details }
+    case "ToolTimeout":
+      return { code: "TIMEOUT", message: error.message }
     case "ToolFailure":
+    case "IdempotencyFailure":
       return { code: error.code, message: error.message }
     case "ToolDefect":
       return { code: "INTERNAL_ERROR", message: error.message }

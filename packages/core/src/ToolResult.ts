@@ -51,7 +51,9 @@ export const Metadata = Schema.Struct({
   tool: Schema.String,
   callId: Schema.String,
   latencyMs: Schema.NonNegative,
-  idempotencyKey: Schema.optional(Schema.String)
+  idempotencyKey: Schema.optional(Schema.String),
+  /** True when the result was recorded by an earlier attempt with the same key. */
+  replayed: Schema.optional(Schema.Boolean)
 })
 
 /** @see {@link Metadata} */

@@ -85,6 +85,32 @@ export const check = (transcript: Transcript): Either.Either<void, TranscriptInv
   return Either.void
 }
 
+/**
+ * Checks a transcript that may end with an assistant turn still waiting for its tool
+ * results (a run checkpointed just before its calls ran, then stopped): everything before
+ * that turn must satisfy the invariant. Returns the waiting calls (none for a complete
+ * transcript).
+ */
+export const checkResumable = (
+  transcript: Transcript
+): Either.Either<ReadonlyArray<Prompt.ToolCallPart>, TranscriptInvalid> => {
+  const last = transcript[transcript.length - 1]
+  const waiting = last?.role === "assistant"
+    ? last.content.filter((part): part is Prompt.ToolCallPart => part.type === "tool-call" && !part.providerExecuted)
+    : []
+  if (waiting.length === 0) return Either.map(check(transcript), () => [])
+  return Either.map(check([...transcript, ...answered(waiting)]), () => waiting)
+}
+
+/** Placeholder results, used only to check the calls waiting at the end of a transcript. */
+const answered = (calls: ReadonlyArray<Prompt.ToolCallPart>): Array<Prompt.Message> => [
+  Prompt.makeMessage("tool", {
+    content: calls.map((call) =>
+      Prompt.makePart("tool-result", { id: call.id, name: call.name, isFailure: false, result: null, providerExecuted: false })
+    )
+  })
+]
+
 /** All call ids in a transcript (for checking that new ids do not collide). */
 export const callIds = (transcript: Transcript): Set<string> => {
   const ids = new Set<string>()

@@ -3,32 +3,47 @@
  * result, kept in call order, whatever happens to the others or to the run.
  */
 import { Prompt, type Tool } from "@effect/ai"
-import { Cause, Clock, Context, Effect, Exit, Option, ParseResult, Predicate, Schema } from "effect"
+import { Cause, Clock, Context, Duration, Effect, Exit, Option, type ParseResult, Schema } from "effect"
+import * as Authorization from "../Authorization.js"
+import { CallTimeout as BudgetCallTimeout } from "../Budget.js"
+import * as Idempotency from "../Idempotency.js"
 import * as ToolError from "../ToolError.js"
 import * as ToolResult from "../ToolResult.js"
 import * as Arguments from "./arguments.js"
 
-/** A tool ready to run: decoders and handler looked up once per run. */
+/** A tool ready to run: decoders, handler and policies looked up once per run. */
 export interface Prepared {
   readonly tool: Tool.Any
   readonly decode: Arguments.Decoder
   readonly encodeSuccess: (value: unknown) => Effect.Effect<unknown, ParseResult.ParseError>
   readonly handler: Tool.Handler<string>
+  readonly permission: string | undefined
+  readonly mutating: boolean
+  readonly timeout: Duration.Duration | undefined
 }
 
-export const prepare = (tool: Tool.Any, handler: Tool.Handler<string>): Prepared => ({
-  tool,
-  decode: Arguments.decoder(tool),
-  encodeSuccess: Schema.encodeUnknown(tool.successSchema as Schema.Schema<unknown, unknown, never>),
-  handler
-})
-
-/** What the run offers: tools by name, and their names for "did you mean" messages. */
+/** What a run offers and the policies its calls run under. */
 export interface Registry {
+  readonly runId: string
   readonly tools: ReadonlyMap<string, Prepared>
   readonly names: ReadonlyArray<string>
+  readonly principal: Authorization.PrincipalInfo | undefined
+  readonly store: Idempotency.Service | undefined
   /** Bounds each result before it is recorded (the run's tool-output limits). */
   readonly bound: ((result: ToolResult.ToolResult) => Effect.Effect<ToolResult.ToolResult>) | undefined
+}
+
+/** Calls of a batch the principal may not run, with the permission each lacks. */
+export const denied = (
+  calls: ReadonlyArray<Prompt.ToolCallPart>,
+  registry: Registry
+): ReadonlyArray<{ readonly call: Prompt.ToolCallPart; readonly permission: string }> => {
+  const out: Array<{ readonly call: Prompt.ToolCallPart; readonly permission: string }> = []
+  for (const call of calls) {
+    const permission = registry.tools.get(call.name)?.permission
+    if (permission !== undefined && !Authorization.allows(registry.principal, permission)) out.push({ call, permission })
+  }
+  return out
 }
 
 const toPart = (call: Prompt.ToolCallPart, result: ToolResult.ToolResult): Prompt.ToolResultPart =>
@@ -40,86 +55,129 @@ const toPart = (call: Prompt.ToolCallPart, result: ToolResult.ToolResult): Promp
     providerExecuted: false
   })
 
-const failed = (call: Prompt.ToolCallPart, error: ToolError.ToolError, latencyMs: number) =>
-  toPart(
-    call,
-    ToolResult.failure(ToolError.status(error), ToolError.toErrorInfo(error), {
-      tool: call.name,
-      callId: call.id,
-      latencyMs
-    })
-  )
+const fromError = (error: ToolError.ToolError): Idempotency.Stored => ({
+  status: ToolError.status(error),
+  error: ToolError.toErrorInfo(error)
+})
 
 /** A result for a call that never finished. */
 export const cancelled = (call: Prompt.ToolCallPart, latencyMs: number): Prompt.ToolResultPart =>
-  failed(call, new ToolError.ToolCancelled({ callId: call.id, name: call.name }), latencyMs)
+  toPart(call, {
+    ...fromError(new ToolError.ToolCancelled({ callId: call.id, name: call.name })),
+    metadata: { tool: call.name, callId: call.id, latencyMs }
+  })
 
-const describeFailure = (error: unknown): { code: string; description: string } => {
-  const tag = Predicate.hasProperty(error, "_tag") && typeof error._tag === "string" ? error._tag : undefined
-  const message = Predicate.hasProperty(error, "message") && typeof error.message === "string" && error.message.length > 0
-    ? error.message
-    : undefined
-  return {
-    code: "TOOL_FAILED",
-    description: [tag, message].filter((s) => s !== undefined).join(": ") || "the tool failed"
-  }
-}
+const isBusinessError = (error: unknown): error is ToolError.BusinessError =>
+  error instanceof ToolError.BusinessError
 
-const execute = (
+/** Runs the handler and classifies what it did; never fails. */
+const invoke = (
   call: Prompt.ToolCallPart,
-  registry: Registry
-): Effect.Effect<ToolResult.ToolResult | ToolError.ToolError> =>
+  prepared: Prepared,
+  params: unknown,
+  key: string | undefined
+): Effect.Effect<Idempotency.Stored> =>
   Effect.gen(function*() {
-    const prepared = registry.tools.get(call.name)
-    if (prepared === undefined) {
-      return new ToolError.UnknownTool({ callId: call.id, name: call.name, available: registry.names })
-    }
-    const params = yield* Effect.either(prepared.decode(call.params))
-    if (params._tag === "Left") {
-      return new ToolError.InvalidArguments({ callId: call.id, name: call.name, ...params.left })
-    }
     const { context, handler } = prepared.handler
+    let effect: Effect.Effect<unknown, unknown> = handler(params).pipe(
+      Effect.mapInputContext((input: Context.Context<never>) => Context.merge(context, input))
+    )
+    if (key !== undefined) effect = Effect.provideService(effect, Idempotency.Key, key)
+    const timeout = prepared.timeout
     const exit = yield* Effect.exit(
-      handler(params.right).pipe(Effect.mapInputContext((input: Context.Context<never>) => Context.merge(context, input)))
+      timeout === undefined ? effect : Effect.timeoutFail(effect, {
+        duration: timeout,
+        onTimeout: () =>
+          new ToolError.ToolTimeout({ callId: call.id, name: call.name, timeoutMillis: Duration.toMillis(timeout) })
+      })
     )
     if (Exit.isSuccess(exit)) {
       const encoded = yield* Effect.either(prepared.encodeSuccess(exit.value))
-      if (encoded._tag === "Right") return ToolResult.success(encoded.right, { tool: call.name, callId: call.id, latencyMs: 0 })
+      if (encoded._tag === "Right") return { status: "success", data: encoded.right }
       yield* Effect.logError(`tool '${call.name}' returned a value its success schema rejects`, encoded.left)
-      return new ToolError.ToolDefect({ callId: call.id, name: call.name })
+      return fromError(new ToolError.ToolDefect({ callId: call.id, name: call.name }))
     }
     const failure = Cause.failureOption(exit.cause)
     if (Option.isSome(failure)) {
-      return new ToolError.ToolFailure({ callId: call.id, name: call.name, ...describeFailure(failure.value) })
+      const error = failure.value
+      if (error instanceof ToolError.ToolTimeout) return fromError(error)
+      if (isBusinessError(error)) return fromError(error)
+      // Other typed failures may carry internal detail: the model gets the tag only.
+      yield* Effect.logWarning(`tool '${call.name}' failed`, error)
+      const tag = typeof error === "object" && error !== null && "_tag" in error ? String(error._tag) : "Error"
+      return fromError(
+        new ToolError.ToolFailure({ callId: call.id, name: call.name, code: "TOOL_FAILED", description: `the tool failed (${tag})` })
+      )
     }
-    if (Cause.isInterruptedOnly(exit.cause)) {
-      return new ToolError.ToolCancelled({ callId: call.id, name: call.name })
-    }
+    if (Cause.isInterruptedOnly(exit.cause)) return fromError(new ToolError.ToolCancelled({ callId: call.id, name: call.name }))
     yield* Effect.logError(`tool '${call.name}' died`, exit.cause)
-    return new ToolError.ToolDefect({ callId: call.id, name: call.name })
+    return fromError(new ToolError.ToolDefect({ callId: call.id, name: call.name }))
   })
 
+const idempotencyFailure = (call: Prompt.ToolCallPart, error: Idempotency.IdempotencyError) =>
+  fromError(
+    new ToolError.IdempotencyFailure({
+      callId: call.id,
+      name: call.name,
+      code: error._tag === "StoreUnavailable"
+        ? "STORE_UNAVAILABLE"
+        : error._tag === "StoredResultCorrupt"
+        ? "STORED_RESULT_CORRUPT"
+        : "OUTCOME_UNKNOWN",
+      description: error.message
+    })
+  )
+
 /** Runs one call to its classified result; never fails. */
-export const runCall = (call: Prompt.ToolCallPart, registry: Registry): Effect.Effect<Prompt.ToolResultPart> =>
+export const runCall = (
+  call: Prompt.ToolCallPart,
+  registry: Registry,
+  deniedPermission: string | undefined
+): Effect.Effect<Prompt.ToolResultPart> =>
   Effect.gen(function*() {
     const start = yield* Clock.currentTimeMillis
-    const outcome = yield* execute(call, registry)
+    const prepared = registry.tools.get(call.name)
+    const key = prepared?.mutating === true ? `${registry.runId}:${call.id}` : undefined
+    let replayed = false
+    const outcome: Idempotency.Stored = yield* Effect.gen(function*() {
+      if (prepared === undefined) {
+        return fromError(new ToolError.UnknownTool({ callId: call.id, name: call.name, available: registry.names }))
+      }
+      if (deniedPermission !== undefined) {
+        return fromError(new ToolError.PermissionDenied({ callId: call.id, name: call.name, permission: deniedPermission }))
+      }
+      const params = yield* Effect.either(prepared.decode(call.params))
+      if (params._tag === "Left") {
+        return fromError(new ToolError.InvalidArguments({ callId: call.id, name: call.name, ...params.left }))
+      }
+      if (key === undefined || registry.store === undefined) return yield* invoke(call, prepared, params.right, undefined)
+      const once = yield* Effect.either(registry.store.once(key, invoke(call, prepared, params.right, key)))
+      if (once._tag === "Left") return idempotencyFailure(call, once.left)
+      replayed = once.right.replayed
+      return once.right.result
+    })
     const latencyMs = (yield* Clock.currentTimeMillis) - start
-    const metadata = { tool: call.name, callId: call.id, latencyMs }
-    const result = "status" in outcome
-      ? { ...outcome, metadata }
-      : ToolResult.failure(ToolError.status(outcome), ToolError.toErrorInfo(outcome), metadata)
+    const metadata: ToolResult.Metadata = {
+      tool: call.name,
+      callId: call.id,
+      latencyMs,
+      ...(key === undefined ? {} : { idempotencyKey: key }),
+      ...(replayed ? { replayed } : {})
+    }
+    const result: ToolResult.ToolResult = { ...outcome, metadata }
     return toPart(call, registry.bound === undefined ? result : yield* registry.bound(result))
   })
 
 /**
  * Runs a batch with bounded concurrency. `record` receives one result per call, in call
  * order, also when the batch is interrupted (unfinished calls are then `cancelled`).
+ * Calls in `deniedCalls` are answered `permission_denied` without running.
  */
 export const runBatch = (
   calls: ReadonlyArray<Prompt.ToolCallPart>,
   registry: Registry,
   concurrency: number,
+  deniedCalls: ReadonlyMap<string, string>,
   record: (results: ReadonlyArray<Prompt.ToolResultPart>) => Effect.Effect<void>
 ): Effect.Effect<void> =>
   Effect.gen(function*() {
@@ -127,10 +185,39 @@ export const runBatch = (
     const results: Array<Prompt.ToolResultPart | undefined> = new Array(calls.length)
     yield* Effect.forEach(
       calls,
-      (call, index) => Effect.map(runCall(call, registry), (part) => void (results[index] = part)),
+      (call, index) => Effect.map(runCall(call, registry, deniedCalls.get(call.id)), (part) => void (results[index] = part)),
       { concurrency, discard: true }
     ).pipe(
       Effect.ensuring(Effect.flatMap(Clock.currentTimeMillis, (now) =>
         record(calls.map((call, index) => results[index] ?? cancelled(call, now - start)))))
     )
   })
+
+/** Prepares a tool; `issues` collects malformed declarations. */
+export const prepare = (
+  tool: Tool.Any,
+  handler: Tool.Handler<string>,
+  defaultTimeout: Duration.Duration | undefined,
+  issues: Array<string>
+): Prepared => {
+  const { issue, permission } = Authorization.required(tool)
+  if (issue !== undefined) issues.push(issue)
+  const annotated = Context.getOption(tool.annotations, BudgetCallTimeout)
+  let timeout = defaultTimeout
+  if (Option.isSome(annotated)) {
+    const decoded = Duration.decodeUnknown(annotated.value)
+    if (Option.isNone(decoded) || !Duration.isFinite(decoded.value) || Duration.toMillis(decoded.value) <= 0) {
+      issues.push(`tool '${tool.name}' declares an invalid timeout ${String(annotated.value)}`)
+    } else timeout = decoded.value
+  }
+  return {
+    tool,
+    decode: Arguments.decoder(tool),
+    encodeSuccess: Schema.encodeUnknown(tool.successSchema as Schema.Schema<unknown, unknown, never>),
+    handler,
+    permission,
+    mutating: Idempotency.isMutating(tool),
+    timeout
+  }
+}
+

@@ -2,7 +2,8 @@
 import { type LanguageModel, Prompt, type Tokenizer } from "@effect/ai"
 import type { Result } from "../Agent.js"
 import { Effect, Either, Exit } from "effect"
-import { type AgentError, BudgetExceeded, ContextLimit, ModelError, type RunSnapshot } from "../AgentError.js"
+import { type AgentError, BudgetExceeded, ContextLimit, ModelError, PermissionDenied, type RunSnapshot } from "../AgentError.js"
+import type * as Authorization from "../Authorization.js"
 import type * as Budget from "../Budget.js"
 import * as ContextWindow from "../ContextWindow.js"
 import * as Transcript from "../Transcript.js"
@@ -14,6 +15,7 @@ import type { RunState } from "./state.js"
 /** Everything a run fixed before its first step. */
 export interface Config {
   readonly budget: Budget.Budget
+  readonly permissionPolicy: Authorization.Policy
   readonly concurrency: number
   readonly registry: Dispatch.Registry
   readonly wire: Model.Wire
@@ -78,13 +80,80 @@ const buildView = (state: RunState, config: Config): Effect.Effect<ReadonlyArray
     return ContextWindow.view(state.messages, selection, state.summary?.message)
   })
 
-/** Runs steps until the model answers or something ends the run. */
-export const loop = (state: RunState, config: Config, model: LanguageModel.Service): Effect.Effect<Result, AgentError> =>
+const recordOrFail = (state: RunState, message: Prompt.Message) =>
+  Effect.mapError(state.record(message), (e) => modelError(state)(Model.fromAiError(e)))
+
+/**
+ * Admits a batch whole or not at all (tool budget, then permissions), records the turn
+ * when it is not already recorded (`turn`), checkpoints, runs the calls and records
+ * their results.
+ */
+const runBatch = (
+  state: RunState,
+  config: Config,
+  calls: ReadonlyArray<Prompt.ToolCallPart>,
+  turn: Prompt.Message | undefined
+): Effect.Effect<void, AgentError> =>
+  Effect.gen(function*() {
+    const requested = state.toolCalls + calls.length
+    if (requested > config.budget.maxToolCalls) {
+      return yield* new BudgetExceeded({
+        budget: "toolCalls",
+        limit: config.budget.maxToolCalls,
+        requested,
+        snapshot: state.snapshot()
+      })
+    }
+    const denied = Dispatch.denied(calls, config.registry)
+    const first = denied[0]
+    if (first !== undefined && config.permissionPolicy === "stop") {
+      const userId = config.registry.principal?.userId
+      return yield* new PermissionDenied({
+        callId: first.call.id,
+        tool: first.call.name,
+        permission: first.permission,
+        ...(userId === undefined ? {} : { userId }),
+        snapshot: state.snapshot()
+      })
+    }
+    state.toolCalls = requested
+    for (const call of calls) state.callIds.add(call.id)
+    if (turn !== undefined) {
+      yield* recordOrFail(state, turn)
+      // The turn is on record before any call runs, so a run that stops here can be
+      // resumed from this checkpoint without asking the model again.
+      yield* config.checkpoint(state.snapshot())
+    }
+    // Measuring the results can fail (a tokenizer error); they are recorded first
+    // either way, so the transcript stays valid, and the failure is raised after.
+    let measured: Exit.Exit<void, AgentError> = Exit.void
+    const deniedCalls = new Map(denied.map((d) => [d.call.id, d.permission] as const))
+    yield* Dispatch.runBatch(calls, config.registry, config.concurrency, deniedCalls, (results) =>
+      recordOrFail(state, Prompt.makeMessage("tool", { content: results })).pipe(
+        Effect.exit,
+        Effect.flatMap((exit) => {
+          measured = exit
+          return config.checkpoint(state.snapshot())
+        })
+      ))
+    yield* measured
+  })
+
+/**
+ * Runs steps until the model answers or something ends the run. `waiting` are calls of
+ * a resumed transcript's last turn that have no results yet: they run first.
+ */
+export const loop = (
+  state: RunState,
+  config: Config,
+  model: LanguageModel.Service,
+  waiting: ReadonlyArray<Prompt.ToolCallPart>
+): Effect.Effect<Result, AgentError> =>
   Effect.gen(function*() {
     const { budget } = config
     const fail = modelError(state)
-    const record = (message: Prompt.Message) =>
-      Effect.mapError(state.record(message), (e) => fail(Model.fromAiError(e)))
+    const record = (message: Prompt.Message) => recordOrFail(state, message)
+    if (waiting.length > 0) yield* runBatch(state, config, waiting, undefined)
     while (true) {
       if (state.steps >= budget.maxSteps) {
         return yield* new BudgetExceeded({
@@ -113,29 +182,6 @@ export const loop = (state: RunState, config: Config, model: LanguageModel.Servi
         yield* config.checkpoint(state.snapshot())
         return { ...state.snapshot(), answer: turn.text, finishReason: turn.finishReason }
       }
-      const requested = state.toolCalls + turn.calls.length
-      if (requested > budget.maxToolCalls) {
-        return yield* new BudgetExceeded({
-          budget: "toolCalls",
-          limit: budget.maxToolCalls,
-          requested,
-          snapshot: state.snapshot()
-        })
-      }
-      state.toolCalls = requested
-      for (const call of turn.calls) state.callIds.add(call.id)
-      yield* record(turn.message!)
-      // Measuring the results can fail (a tokenizer error); they are recorded first
-      // either way, so the transcript stays valid, and the failure is raised after.
-      let measured: Exit.Exit<void, AgentError> = Exit.void
-      yield* Dispatch.runBatch(turn.calls, config.registry, config.concurrency, (results) =>
-        record(Prompt.makeMessage("tool", { content: results })).pipe(
-          Effect.exit,
-          Effect.flatMap((exit) => {
-            measured = exit
-            return config.checkpoint(state.snapshot())
-          })
-        ))
-      yield* measured
+      yield* runBatch(state, config, turn.calls, turn.message!)
     }
   })

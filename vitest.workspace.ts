@@ -1,2 +1,2 @@
-// The root lists every package; each package's vitest.config.ts says how it runs.
-export default ["packages/*"]
+// The root lists every package with tests; each has a vitest.config.ts saying how it runs.
+export default ["packages/*", "examples/*"]

@@ -1,10 +1,13 @@
 /**
  * `@agent-harness/core`: the agent loop and its policies.
+ * The SQL idempotency stores are in `@agent-harness/core/sqlite`.
  */
 export * as Agent from "./Agent.js"
 export * as AgentError from "./AgentError.js"
+export * as Authorization from "./Authorization.js"
 export * as Budget from "./Budget.js"
 export * as ContextWindow from "./ContextWindow.js"
+export * as Idempotency from "./Idempotency.js"
 export * as ToolError from "./ToolError.js"
 export * as ToolOutput from "./ToolOutput.js"
 export * as ToolResult from "./ToolResult.js"

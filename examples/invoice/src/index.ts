@@ -1,0 +1,3 @@
+/** The accounting example. */
+export * as Invoice from "./Invoice.js"
+export * as InvoiceScript from "./Script.js"

@@ -19,16 +19,19 @@
  * ```
  */
 import { LanguageModel, Prompt, type Response, type Tool, Tokenizer, type Toolkit } from "@effect/ai"
-import { Context, Duration, Effect, Either, Option, Random } from "effect"
+import { Model as AiModel } from "@effect/ai"
+import { Cause, Clock, Context, Duration, Effect, Either, Exit, Mailbox, Option, Random, Stream } from "effect"
 import { type AgentError, DeadlineExceeded, InvalidOptions, type RunSnapshot } from "./AgentError.js"
 import * as Authorization from "./Authorization.js"
 import * as Budget from "./Budget.js"
 import * as ContextWindow from "./ContextWindow.js"
+import * as HarnessEvent from "./HarnessEvent.js"
 import * as Idempotency from "./Idempotency.js"
 import * as Dispatch from "./internal/dispatch.js"
 import * as Loop from "./internal/loop.js"
 import * as Model from "./internal/model.js"
 import { type Measure, RunState } from "./internal/state.js"
+import * as Telemetry from "./internal/telemetry.js"
 import * as ToolOutput from "./ToolOutput.js"
 import * as Transcript from "./Transcript.js"
 
@@ -65,6 +68,24 @@ export interface Options<Tools extends Record<string, Tool.Any>> {
   readonly maxToolResultChars?: number | undefined
   /** Bound on each tool result's payload, in tokens of the `Tokenizer` in the environment. */
   readonly maxToolResultTokens?: number | undefined
+  /**
+   * How the run names itself in spans and events. `provider` defaults to `@effect/ai`'s
+   * `Model.ProviderName` when the model layer provides it. `recordPayloads` (default
+   * false) lets events and spans carry the prompt, the arguments and the results.
+   */
+  readonly telemetry?: {
+    readonly agentName?: string | undefined
+    readonly provider?: string | undefined
+    readonly model?: string | undefined
+    readonly recordPayloads?: boolean | undefined
+  } | undefined
+  /**
+   * Receives every event of the run (see {@link HarnessEvent}), one at a time in sequence
+   * order, on the run's fibers: a slow observer slows the run, so keep it short.
+   */
+  readonly onEvent?: ((event: HarnessEvent.HarnessEvent) => Effect.Effect<void>) | undefined
+  /** Told when `onEvent` fails or dies; the run goes on unchanged either way. */
+  readonly onObserverError?: ((cause: Cause.Cause<unknown>) => Effect.Effect<void>) | undefined
   /** A caller-chosen run id (default: a random one from Effect's `Random`). */
   readonly runId?: string | undefined
   /**
@@ -103,6 +124,8 @@ const tokenCount = (tokenizer: Tokenizer.Service): Measure => (message) =>
 
 interface Environment {
   readonly runId: string
+  readonly emitter: Telemetry.Emitter
+  readonly settings: Telemetry.Settings
   readonly handlers: Context.Context<never>
   readonly tokenizer: Tokenizer.Service | undefined
   readonly principal: Authorization.PrincipalInfo | undefined
@@ -182,6 +205,8 @@ const checkOptions = <Tools extends Record<string, Tool.Any>>(
         names: [...tools.keys()],
         principal: env.principal,
         store: env.store,
+        emitter: env.emitter,
+        settings: env.settings,
         bound: bounded ? (result) => ToolOutput.bound(result, limits, env.tokenizer) : undefined
       },
       wire: Model.makeWire(options.toolkit.tools),
@@ -204,18 +229,16 @@ const initialMessages = <Tools extends Record<string, Tool.Any>>(options: Option
   return messages
 }
 
-/**
- * Runs an agent to its answer, or to the first error that ends it.
- *
- * Needs the `LanguageModel` to call and the handlers of `options.toolkit` (for example
- * from `toolkit.toLayer(...)`); a `Tokenizer` is used when token limits are set. Tool-call
- * problems (unknown tool, invalid or non-JSON arguments, a failing or dying handler)
- * never end the run: they become results the model reads. Interrupting the returned
- * effect interrupts the model call or the tools in flight; the last checkpoint then
- * still has one result for every recorded call.
- */
-export const run = <Tools extends Record<string, Tool.Any>>(
-  options: Options<Tools>
+const outcomeOf = (exit: Exit.Exit<unknown, AgentError | InvalidOptions>): string =>
+  Exit.isSuccess(exit)
+    ? "success"
+    : Exit.isInterrupted(exit)
+    ? "interrupted"
+    : Option.match(Cause.failureOption(exit.cause), { onNone: () => "defect", onSome: (error) => error._tag })
+
+const runWith = <Tools extends Record<string, Tool.Any>>(
+  options: Options<Tools>,
+  mailbox: Mailbox.Mailbox<HarnessEvent.HarnessEvent, unknown> | undefined
 ): Effect.Effect<
   Result,
   AgentError | InvalidOptions,
@@ -224,8 +247,23 @@ export const run = <Tools extends Record<string, Tool.Any>>(
   | Exclude<Tool.Requirements<Tools[keyof Tools]>, Idempotency.Key>
 > =>
   Effect.gen(function*() {
+    const runId = options.runId ?? (yield* makeRunId)
+    const providerName = Option.getOrUndefined(yield* Effect.serviceOption(AiModel.ProviderName))
+    const settings: Telemetry.Settings = {
+      agentName: options.telemetry?.agentName ?? "agent",
+      provider: options.telemetry?.provider ?? providerName,
+      model: options.telemetry?.model,
+      recordPayloads: options.telemetry?.recordPayloads ?? false
+    }
+    const emitter = new Telemetry.Emitter(runId, {
+      observer: options.onEvent,
+      onObserverError: options.onObserverError,
+      mailbox
+    })
     const env: Environment = {
-      runId: options.runId ?? (yield* makeRunId),
+      runId,
+      emitter,
+      settings,
       handlers: yield* Effect.context<never>(),
       tokenizer: Option.getOrUndefined(yield* Effect.serviceOption(Tokenizer.Tokenizer)),
       principal: Option.getOrUndefined(yield* Effect.serviceOption(Authorization.Principal)),
@@ -238,7 +276,6 @@ export const run = <Tools extends Record<string, Tool.Any>>(
       checkpoint: options.onCheckpoint ?? (() => Effect.void)
     }
     const model = yield* LanguageModel.LanguageModel
-    const runId = env.runId
     const window = config.window
     const measure = window.maxTokens !== undefined && env.tokenizer !== undefined
       ? tokenCount(env.tokenizer)
@@ -246,13 +283,116 @@ export const run = <Tools extends Record<string, Tool.Any>>(
       ? (message: Prompt.Message) => Effect.succeed(ContextWindow.charSize(message))
       : undefined
     const state = new RunState(runId, measure)
-    yield* Effect.mapError(state.recordAll(initialMessages(options)), (e) => Loop.modelError(state)(Model.fromAiError(e)))
-    const body = Loop.loop(state, config, model, checked.waiting)
-    const timeout = config.budget.timeout
-    if (timeout === undefined) return yield* body
-    // The snapshot is taken after the timeout has interrupted the body and its
-    // finalizers have recorded the cancelled calls.
-    const outcome = yield* Effect.timeoutOption(body, timeout)
-    if (Option.isSome(outcome)) return outcome.value
-    return yield* new DeadlineExceeded({ timeoutMillis: Duration.toMillis(timeout), snapshot: state.snapshot() })
+    const start = yield* Clock.currentTimeNanos
+    yield* emitter.emit((base) =>
+      new HarnessEvent.RunStarted({
+        ...base,
+        agentName: settings.agentName,
+        ...(settings.recordPayloads && options.prompt !== undefined ? { prompt: options.prompt } : {})
+      })
+    )
+    const body = Effect.gen(function*() {
+      yield* Effect.mapError(state.recordAll(initialMessages(options)), (e) => Loop.modelError(state)(Model.fromAiError(e)))
+      const loop = Loop.loop(state, config, model, checked.waiting)
+      const timeout = config.budget.timeout
+      if (timeout === undefined) return yield* loop
+      // The snapshot is taken after the timeout has interrupted the loop and its
+      // finalizers have recorded the cancelled calls.
+      const outcome = yield* Effect.timeoutOption(loop, timeout)
+      if (Option.isSome(outcome)) return outcome.value
+      return yield* new DeadlineExceeded({ timeoutMillis: Duration.toMillis(timeout), snapshot: state.snapshot() })
+    })
+    return yield* body.pipe(
+      Effect.tapError((error) => Effect.annotateCurrentSpan("error.type", error._tag)),
+      Effect.withSpan(`invoke_agent ${settings.agentName}`, {
+        kind: "internal",
+        captureStackTrace: false,
+        attributes: {
+          "gen_ai.operation.name": "invoke_agent",
+          "gen_ai.agent.name": settings.agentName,
+          "gen_ai.conversation.id": runId,
+          ...(settings.provider === undefined ? {} : { "gen_ai.provider.name": settings.provider }),
+          ...(settings.model === undefined ? {} : { "gen_ai.request.model": settings.model })
+        }
+      }),
+      Effect.onExit((exit) =>
+        Effect.flatMap(Telemetry.elapsedMs(start), (durationMs) =>
+          emitter.emit((base) => {
+            const snapshot = state.snapshot()
+            return new HarnessEvent.RunEnded({
+              ...base,
+              outcome: outcomeOf(exit),
+              steps: snapshot.steps,
+              toolCalls: snapshot.toolCalls,
+              usage: snapshot.usage,
+              durationMs
+            })
+          }))
+      )
+    )
   })
+
+/**
+ * Runs an agent to its answer, or to the first error that ends it.
+ *
+ * Needs the `LanguageModel` to call and the handlers of `options.toolkit` (for example
+ * from `toolkit.toLayer(...)`); a `Tokenizer` is used when token limits are set, an
+ * `Authorization.Principal` and an `Idempotency.IdempotencyStore` when tools need them.
+ * Tool-call problems (unknown tool, invalid or non-JSON arguments, a failing or dying
+ * handler) never end the run: they become results the model reads. Interrupting the
+ * returned effect interrupts the model call or the tools in flight; the last checkpoint
+ * then still has one result for every recorded call.
+ */
+export const run = <Tools extends Record<string, Tool.Any>>(
+  options: Options<Tools>
+): Effect.Effect<
+  Result,
+  AgentError | InvalidOptions,
+  | LanguageModel.LanguageModel
+  | Tool.HandlersFor<Tools>
+  | Exclude<Tool.Requirements<Tools[keyof Tools]>, Idempotency.Key>
+> => runWith(options, undefined)
+
+/** Options of {@link stream}. */
+export interface StreamOptions {
+  /**
+   * Events kept for a consumer that falls behind (default 4096). The run never waits for
+   * the consumer: past this many unread events the oldest are dropped, and the gap shows
+   * in the sequence numbers. The last event, `RunEnded`, is always delivered.
+   */
+  readonly bufferSize?: number | undefined
+}
+
+/**
+ * Runs an agent and streams its events. The stream ends after `RunEnded`, failing with
+ * the run's error if it failed; stopping the stream early interrupts the run.
+ *
+ * @example
+ * ```ts
+ * Agent.stream({ prompt, toolkit }).pipe(Stream.runForEach((event) => Console.log(HarnessEvent.summary(event))))
+ * ```
+ */
+export const stream = <Tools extends Record<string, Tool.Any>>(
+  options: Options<Tools>,
+  streamOptions: StreamOptions = {}
+): Stream.Stream<
+  HarnessEvent.HarnessEvent,
+  AgentError | InvalidOptions,
+  | LanguageModel.LanguageModel
+  | Tool.HandlersFor<Tools>
+  | Exclude<Tool.Requirements<Tools[keyof Tools]>, Idempotency.Key>
+> =>
+  Stream.unwrapScoped(
+    Effect.gen(function*() {
+      const mailbox = yield* Mailbox.make<HarnessEvent.HarnessEvent, AgentError | InvalidOptions>({
+        capacity: Math.max(1, streamOptions.bufferSize ?? 4096),
+        strategy: "sliding"
+      })
+      yield* runWith(options, mailbox as Mailbox.Mailbox<HarnessEvent.HarnessEvent, unknown>).pipe(
+        Effect.exit,
+        Effect.flatMap((exit) => mailbox.done(Exit.asVoid(exit))),
+        Effect.forkScoped
+      )
+      return Mailbox.toStream(mailbox)
+    })
+  )

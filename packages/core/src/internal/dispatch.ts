@@ -9,7 +9,9 @@ import { CallTimeout as BudgetCallTimeout } from "../Budget.js"
 import * as Idempotency from "../Idempotency.js"
 import * as ToolError from "../ToolError.js"
 import * as ToolResult from "../ToolResult.js"
+import * as HarnessEvent from "../HarnessEvent.js"
 import * as Arguments from "./arguments.js"
+import * as Telemetry from "./telemetry.js"
 
 /** A tool ready to run: decoders, handler and policies looked up once per run. */
 export interface Prepared {
@@ -31,6 +33,8 @@ export interface Registry {
   readonly store: Idempotency.Service | undefined
   /** Bounds each result before it is recorded (the run's tool-output limits). */
   readonly bound: ((result: ToolResult.ToolResult) => Effect.Effect<ToolResult.ToolResult>) | undefined
+  readonly emitter: Telemetry.Emitter
+  readonly settings: Telemetry.Settings
 }
 
 /** Calls of a batch the principal may not run, with the permission each lacks. */
@@ -128,14 +132,53 @@ const idempotencyFailure = (call: Prompt.ToolCallPart, error: Idempotency.Idempo
     })
   )
 
-/** Runs one call to its classified result; never fails. */
+/** The envelope as events and traces carry it: without its data unless payloads are on. */
+const observable = (result: ToolResult.ToolResult, settings: Telemetry.Settings): ToolResult.ToolResult => {
+  if (settings.recordPayloads || result.data === undefined) return result
+  const { data: _data, ...rest } = result
+  return rest
+}
+
+const ended = (
+  registry: Registry,
+  step: number,
+  call: Prompt.ToolCallPart,
+  result: ToolResult.ToolResult,
+  durationMs: number
+) =>
+  registry.emitter.emit((base) =>
+    new HarnessEvent.ToolCallEnded({
+      ...base,
+      step,
+      callId: call.id,
+      tool: call.name,
+      status: result.status,
+      result: observable(result, registry.settings),
+      durationMs
+    })
+  )
+
+/** Runs one call to its classified result, in an `execute_tool` span; never fails. */
 export const runCall = (
   call: Prompt.ToolCallPart,
   registry: Registry,
+  step: number,
   deniedPermission: string | undefined
 ): Effect.Effect<Prompt.ToolResultPart> =>
   Effect.gen(function*() {
     const start = yield* Clock.currentTimeMillis
+    const startNanos = yield* Clock.currentTimeNanos
+    const { recordPayloads } = registry.settings
+    yield* registry.emitter.emit((base) =>
+      new HarnessEvent.ToolCallStarted({
+        ...base,
+        step,
+        callId: call.id,
+        tool: call.name,
+        ...(recordPayloads ? { arguments: call.params } : {})
+      })
+    )
+    if (recordPayloads) yield* Effect.annotateCurrentSpan("gen_ai.tool.call.arguments", JSON.stringify(call.params))
     const prepared = registry.tools.get(call.name)
     const key = prepared?.mutating === true ? `${registry.runId}:${call.id}` : undefined
     let replayed = false
@@ -164,18 +207,37 @@ export const runCall = (
       ...(key === undefined ? {} : { idempotencyKey: key }),
       ...(replayed ? { replayed } : {})
     }
-    const result: ToolResult.ToolResult = { ...outcome, metadata }
-    return toPart(call, registry.bound === undefined ? result : yield* registry.bound(result))
-  })
+    const unbounded: ToolResult.ToolResult = { ...outcome, metadata }
+    const result = registry.bound === undefined ? unbounded : yield* registry.bound(unbounded)
+    if (result.error !== undefined) yield* Effect.annotateCurrentSpan("error.type", result.error.code)
+    yield* Effect.annotateCurrentSpan("agent_harness.tool.status", result.status)
+    if (recordPayloads) yield* Effect.annotateCurrentSpan("gen_ai.tool.call.result", JSON.stringify(result))
+    yield* ended(registry, step, call, result, yield* Telemetry.elapsedMs(startNanos))
+    return toPart(call, result)
+  }).pipe(
+    Effect.withSpan(`execute_tool ${call.name}`, {
+      kind: "internal",
+      captureStackTrace: false,
+      attributes: {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": call.name,
+        "gen_ai.tool.call.id": call.id,
+        "gen_ai.tool.type": "function",
+        "gen_ai.conversation.id": registry.runId
+      }
+    })
+  )
 
 /**
  * Runs a batch with bounded concurrency. `record` receives one result per call, in call
- * order, also when the batch is interrupted (unfinished calls are then `cancelled`).
- * Calls in `deniedCalls` are answered `permission_denied` without running.
+ * order, also when the batch is interrupted (unfinished calls are then `cancelled`, and
+ * their end is still reported). Calls in `deniedCalls` are answered `permission_denied`
+ * without running.
  */
 export const runBatch = (
   calls: ReadonlyArray<Prompt.ToolCallPart>,
   registry: Registry,
+  step: number,
   concurrency: number,
   deniedCalls: ReadonlyMap<string, string>,
   record: (results: ReadonlyArray<Prompt.ToolResultPart>) => Effect.Effect<void>
@@ -183,14 +245,25 @@ export const runBatch = (
   Effect.gen(function*() {
     const start = yield* Clock.currentTimeMillis
     const results: Array<Prompt.ToolResultPart | undefined> = new Array(calls.length)
+    const finish = Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const parts: Array<Prompt.ToolResultPart> = []
+      for (const [index, call] of calls.entries()) {
+        let part = results[index]
+        if (part === undefined) {
+          part = cancelled(call, now - start)
+          yield* ended(registry, step, call, part.result as ToolResult.ToolResult, now - start)
+        }
+        parts.push(part)
+      }
+      yield* record(parts)
+    })
     yield* Effect.forEach(
       calls,
-      (call, index) => Effect.map(runCall(call, registry, deniedCalls.get(call.id)), (part) => void (results[index] = part)),
+      (call, index) =>
+        Effect.map(runCall(call, registry, step, deniedCalls.get(call.id)), (part) => void (results[index] = part)),
       { concurrency, discard: true }
-    ).pipe(
-      Effect.ensuring(Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        record(calls.map((call, index) => results[index] ?? cancelled(call, now - start)))))
-    )
+    ).pipe(Effect.ensuring(finish))
   })
 
 /** Prepares a tool; `issues` collects malformed declarations. */

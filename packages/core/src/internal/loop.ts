@@ -1,16 +1,18 @@
 /** The steps of a run (see DESIGN.md, "The loop"). */
 import { type LanguageModel, Prompt, type Tokenizer } from "@effect/ai"
 import type { Result } from "../Agent.js"
-import { Effect, Either, Exit } from "effect"
+import { Clock, Effect, Either, Exit, Schema } from "effect"
 import { type AgentError, BudgetExceeded, ContextLimit, ModelError, PermissionDenied, type RunSnapshot } from "../AgentError.js"
 import type * as Authorization from "../Authorization.js"
 import type * as Budget from "../Budget.js"
 import * as ContextWindow from "../ContextWindow.js"
+import * as HarnessEvent from "../HarnessEvent.js"
 import * as Transcript from "../Transcript.js"
 import * as Usage from "../Usage.js"
 import * as Dispatch from "./dispatch.js"
 import * as Model from "./model.js"
 import type { RunState } from "./state.js"
+import * as Telemetry from "./telemetry.js"
 
 /** Everything a run fixed before its first step. */
 export interface Config {
@@ -128,7 +130,7 @@ const runBatch = (
     // either way, so the transcript stays valid, and the failure is raised after.
     let measured: Exit.Exit<void, AgentError> = Exit.void
     const deniedCalls = new Map(denied.map((d) => [d.call.id, d.permission] as const))
-    yield* Dispatch.runBatch(calls, config.registry, config.concurrency, deniedCalls, (results) =>
+    yield* Dispatch.runBatch(calls, config.registry, state.steps, config.concurrency, deniedCalls, (results) =>
       recordOrFail(state, Prompt.makeMessage("tool", { content: results })).pipe(
         Effect.exit,
         Effect.flatMap((exit) => {
@@ -138,6 +140,78 @@ const runBatch = (
       ))
     yield* measured
   })
+
+/**
+ * One model call in a `chat` span: the request, the envelope check, the events and the
+ * GenAI metrics. Counts the step whether or not the call succeeds.
+ */
+const modelStep = (
+  state: RunState,
+  config: Config,
+  model: LanguageModel.Service,
+  view: ReadonlyArray<Prompt.Message>
+): Effect.Effect<Model.ModelTurn, AgentError> =>
+  Effect.gen(function*() {
+    const { emitter, settings } = config.registry
+    const step = state.steps + 1
+    const start = yield* Clock.currentTimeNanos
+    yield* emitter.emit((base) => new HarnessEvent.ModelCallStarted({ ...base, step, messages: view.length }))
+    if (settings.recordPayloads) {
+      yield* Effect.annotateCurrentSpan("gen_ai.input.messages", JSON.stringify(Schema.encodeSync(Transcript.Transcript)(view)))
+    }
+    const outcome = yield* Effect.either(
+      Effect.flatMap(Model.call(model, config.wire, Prompt.fromMessages(view)), (parts) =>
+        Either.flatMap(Model.toTurn(parts, state.callIds), (turn) =>
+          Either.match(Usage.add(state.usage, turn.usage ?? {}), {
+            onLeft: (description): Either.Either<never, Model.ModelFailure> =>
+              Either.left({ reason: "malformed_output", description }),
+            onRight: (total) => Either.right({ turn, total })
+          })))
+    )
+    const durationMs = yield* Telemetry.elapsedMs(start)
+    if (Either.isLeft(outcome)) {
+      const failure = outcome.left
+      yield* Effect.annotateCurrentSpan("error.type", failure.reason)
+      yield* emitter.emit((base) => new HarnessEvent.ModelCallFailed({ ...base, step, reason: failure.reason, durationMs }))
+      yield* Telemetry.recordModelMetrics(settings, durationMs, undefined, failure.reason)
+      return yield* modelError(state)(failure)
+    }
+    const { total, turn } = outcome.right
+    state.steps = step
+    state.usage = total
+    const usage = turn.usage ?? {}
+    yield* Effect.annotateCurrentSpan({
+      "gen_ai.response.finish_reasons": [turn.finishReason],
+      ...(usage.inputTokens === undefined ? {} : { "gen_ai.usage.input_tokens": usage.inputTokens }),
+      ...(usage.outputTokens === undefined ? {} : { "gen_ai.usage.output_tokens": usage.outputTokens })
+    })
+    yield* emitter.emit((base) =>
+      new HarnessEvent.ModelCallEnded({
+        ...base,
+        step,
+        finishReason: turn.finishReason,
+        usage: definedOnly(usage),
+        toolCalls: turn.calls.length,
+        durationMs
+      })
+    )
+    yield* Telemetry.recordModelMetrics(settings, durationMs, usage, undefined)
+    return turn
+  }).pipe(
+    Effect.withSpan(`chat ${config.registry.settings.model ?? "model"}`, {
+      kind: "client",
+      captureStackTrace: false,
+      attributes: { ...Telemetry.modelAttributes(config.registry.settings), "gen_ai.conversation.id": state.runId }
+    })
+  )
+
+const definedOnly = (usage: Usage.Reported): typeof HarnessEvent.CallUsage.Type => {
+  const out: { -readonly [K in keyof Usage.Reported]?: number } = {}
+  for (const [key, value] of Object.entries(usage) as Array<[keyof Usage.Reported, number | undefined]>) {
+    if (typeof value === "number") out[key] = value
+  }
+  return out
+}
 
 /**
  * Runs steps until the model answers or something ends the run. `waiting` are calls of
@@ -151,7 +225,6 @@ export const loop = (
 ): Effect.Effect<Result, AgentError> =>
   Effect.gen(function*() {
     const { budget } = config
-    const fail = modelError(state)
     const record = (message: Prompt.Message) => recordOrFail(state, message)
     if (waiting.length > 0) yield* runBatch(state, config, waiting, undefined)
     while (true) {
@@ -169,12 +242,7 @@ export const loop = (
       // Every request is checked: a broken view here is a harness bug, not the model's.
       const checked = Transcript.check(view)
       if (Either.isLeft(checked)) return yield* Effect.dieMessage(`harness built an invalid view: ${checked.left.message}`)
-      const parts = yield* Effect.mapError(Model.call(model, config.wire, Prompt.fromMessages(view)), fail)
-      const turn = yield* Either.mapLeft(Model.toTurn(parts, state.callIds), fail)
-      state.steps += 1
-      const usage = Usage.add(state.usage, turn.usage ?? {})
-      if (Either.isLeft(usage)) return yield* fail({ reason: "malformed_output", description: usage.left })
-      state.usage = usage.right
+      const turn = yield* modelStep(state, config, model, view)
       yield* checkTokens(state, budget, true)
 
       if (turn.calls.length === 0) {

@@ -83,7 +83,7 @@ export interface Options<Tools extends Record<string, Tool.Any>> {
    * Receives every event of the run (see {@link HarnessEvent}), one at a time in sequence
    * order, on the run's fibers: a slow observer slows the run, so keep it short.
    */
-  readonly onEvent?: ((event: HarnessEvent.HarnessEvent) => Effect.Effect<void>) | undefined
+  readonly onEvent?: ((event: HarnessEvent.HarnessEvent) => Effect.Effect<unknown, unknown>) | undefined
   /** Told when `onEvent` fails or dies; the run goes on unchanged either way. */
   readonly onObserverError?: ((cause: Cause.Cause<unknown>) => Effect.Effect<void>) | undefined
   /** A caller-chosen run id (default: a random one from Effect's `Random`). */

@@ -48,6 +48,12 @@ const fields = ["inputTokens", "outputTokens", "totalTokens", "reasoningTokens",
 
 const isCount = (n: number): boolean => Number.isSafeInteger(n) && n >= 0
 
+/** One call's figures with a missing total derived from input plus output when both are known. */
+export const normalize = (reported: Reported): Reported =>
+  reported.totalTokens === undefined && reported.inputTokens !== undefined && reported.outputTokens !== undefined
+    ? { ...reported, totalTokens: reported.inputTokens + reported.outputTokens }
+    : reported
+
 /**
  * Checks one call's figures and adds them to the running total. A missing total is
  * derived from input plus output when both are known.

@@ -179,7 +179,7 @@ const modelStep = (
     const { total, turn } = outcome.right
     state.steps = step
     state.usage = total
-    const usage = turn.usage ?? {}
+    const usage = Usage.normalize(turn.usage ?? {})
     yield* Effect.annotateCurrentSpan({
       "gen_ai.response.finish_reasons": [turn.finishReason],
       ...(usage.inputTokens === undefined ? {} : { "gen_ai.usage.input_tokens": usage.inputTokens }),

@@ -17,7 +17,7 @@ export interface Settings {
 
 /** Where a run's events go. */
 export interface Sinks {
-  readonly observer: ((event: HarnessEvent.HarnessEvent) => Effect.Effect<void>) | undefined
+  readonly observer: ((event: HarnessEvent.HarnessEvent) => Effect.Effect<unknown, unknown>) | undefined
   readonly onObserverError: ((cause: Cause.Cause<unknown>) => Effect.Effect<void>) | undefined
   readonly mailbox: Mailbox.Mailbox<HarnessEvent.HarnessEvent, unknown> | undefined
 }

@@ -174,6 +174,10 @@ describe("OTLP/HTTP export", () => {
       assert.strictEqual(tool.parentSpanId, root.spanId)
       const chat = spans.find((s) => s.name === "chat gpt-test")!
       assert.strictEqual(attribute(chat, "gen_ai.usage.input_tokens"), 100)
+      assert.deepStrictEqual(
+        chat.attributes.find((a) => a.key === "gen_ai.response.finish_reasons")?.value.arrayValue?.values.map((v) => v.stringValue),
+        ["tool-calls"]
+      )
       const resource = JSON.stringify((traces[0]!.body as { resourceSpans: Array<{ resource: unknown }> }).resourceSpans[0]!.resource)
       assert.include(resource, "tax-service")
       const metrics = JSON.stringify(received.filter((r) => r.path === "/v1/metrics").map((r) => r.body))

@@ -1,64 +1,9 @@
-import { Agent, Authorization, Budget, Idempotency, ToolError, Transcript } from "@agent-harness/core"
-import { IdempotencySql } from "@agent-harness/core/sqlite"
-import { ScriptedModel } from "@agent-harness/testing"
+import { Agent, Authorization, Idempotency, Transcript } from "@agent-harness/core"
 import { Tool, Toolkit } from "@effect/ai"
-import { SqlClient } from "@effect/sql"
-import { SqliteClient } from "@effect/sql-sqlite-node"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Fiber, Layer, Ref, Schema, TestClock } from "effect"
-import * as fs from "node:fs"
-import * as os from "node:os"
-import * as path from "node:path"
+import { Effect, Fiber, Ref, Schema, TestClock } from "effect"
+import { billing, bookTwice, handlers, Kit, makeWorld, run, S, viewer } from "./dispatchFixtures.js"
 import { toolResults } from "./fixtures.js"
-
-const S = ScriptedModel
-
-class DbDown extends Schema.TaggedError<DbDown>()("DbDown", { message: Schema.String }) {}
-
-const Quote = Tool.make("quote", {
-  parameters: { country: Schema.String },
-  success: Schema.Number,
-  failure: Schema.Union(ToolError.BusinessError, Schema.suspend(() => DbDown))
-})
-const Book = Tool.make("book", {
-  parameters: { amount: Schema.Number },
-  success: Schema.String,
-  dependencies: [Idempotency.Key]
-}).annotate(Idempotency.Mutating, true).annotate(Authorization.RequiresPermission, "billing:write")
-const Wait = Tool.make("wait", { parameters: { ms: Schema.Number }, success: Schema.Number })
-  .annotate(Budget.CallTimeout, "1 second")
-const Kit = Toolkit.make(Quote, Book, Wait)
-
-interface World {
-  readonly booked: Ref.Ref<ReadonlyArray<string>>
-  readonly bookDelay: number
-}
-
-const handlers = (world: World) =>
-  Kit.toLayer({
-    quote: ({ country }) =>
-      country === "UK"
-        ? Effect.succeed(20)
-        : country === "FR"
-        ? Effect.fail(new DbDown({ message: "connection refused at 10.0.0.3:5432 (/srv/db.ts)" }))
-        : Effect.fail(new ToolError.BusinessError({ code: "UNSUPPORTED_JURISDICTION", message: `no tax rules for ${country}` })),
-    book: ({ amount }) =>
-      Effect.gen(function*() {
-        const key = yield* Idempotency.Key
-        if (world.bookDelay > 0) yield* Effect.sleep(world.bookDelay)
-        yield* Ref.update(world.booked, (all) => [...all, key])
-        return `booked ${amount}`
-      }),
-    wait: ({ ms }) => Effect.as(Effect.sleep(ms), ms)
-  })
-
-const makeWorld = (bookDelay = 0) => Effect.map(Ref.make<ReadonlyArray<string>>([]), (booked): World => ({ booked, bookDelay }))
-
-const billing: Authorization.PrincipalInfo = { userId: "ana", tenantId: "acme", permissions: ["billing:write"] }
-const viewer: Authorization.PrincipalInfo = { userId: "bo", tenantId: "acme", permissions: [] }
-
-const run = (options: Partial<Agent.Options<Toolkit.Tools<typeof Kit>>> = {}) =>
-  Agent.run({ prompt: "go", toolkit: Kit, runId: "run_1", ...options })
 
 describe("result envelope", () => {
   it.effect("a BusinessError is a business_error with its code; other typed failures say only their tag", () =>
@@ -142,7 +87,6 @@ describe("authorization", () => {
     }).pipe(Effect.provide(S.layer([]))))
 })
 
-const bookTwice = [S.calls(S.call("book", { amount: 10 }, { id: "same" })), S.text("done")]
 
 describe("idempotency", () => {
   it.effect("a mutating tool without a store is refused at start-up", () =>
@@ -202,85 +146,6 @@ describe("idempotency", () => {
       assert.strictEqual((result?.error as { code: string }).code, "OUTCOME_UNKNOWN")
       assert.deepStrictEqual(yield* Ref.get(world.booked), [])
     }).pipe(Effect.provide(Idempotency.layerMemory), Effect.provideService(Authorization.Principal, billing)))
-})
-
-describe("idempotency on SQLite", () => {
-  const tempDb = Effect.acquireRelease(
-    Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "agent-harness-"))),
-    (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
-  ).pipe(Effect.map((dir) => path.join(dir, "idempotency.db")))
-
-  it.scoped("a run resumed after a crash replays the stored result instead of running the handler again", () =>
-    Effect.gen(function*() {
-      const filename = yield* tempDb
-      // First process: the model asks for a booking; the handler runs and its result is
-      // stored; then the process "crashes": all that survives is the database file and
-      // the checkpoint taken before the call ran.
-      const saved = yield* Effect.gen(function*() {
-        const world = yield* makeWorld()
-        const checkpoints: Array<string> = []
-        yield* run({
-          onCheckpoint: (s) => Effect.sync(() => void checkpoints.push(Schema.encodeSync(Transcript.Json)(s.transcript)))
-        }).pipe(
-          Effect.provide(handlers(world)),
-          Effect.provide(S.layer([S.calls(S.call("book", { amount: 99 })), S.text("booked")])),
-          Effect.provide(IdempotencySql.layerSqlite({ filename }))
-        )
-        assert.deepStrictEqual(yield* Ref.get(world.booked), ["run_1:call_1_1"])
-        return checkpoints[0]!
-      })
-      // Second process: nothing in memory, the same file.
-      const world = yield* makeWorld()
-      const transcript = Schema.decodeSync(Transcript.Json)(saved)
-      const resumed = yield* Agent.run({ toolkit: Kit, runId: "run_1", transcript }).pipe(
-        Effect.provide(handlers(world)),
-        Effect.provide(S.layer([S.text("booked, as before")])),
-        Effect.provide(IdempotencySql.layerSqlite({ filename }))
-      )
-      assert.deepStrictEqual(yield* Ref.get(world.booked), [])
-      const [result] = toolResults(resumed.transcript)
-      assert.strictEqual(result?.data, "booked 99")
-      assert.strictEqual((result?.metadata as { replayed?: boolean }).replayed, true)
-      assert.strictEqual(resumed.answer, "booked, as before")
-    }).pipe(Effect.provideService(Authorization.Principal, billing)))
-
-  it.scoped("a corrupt stored result is reported, never silently run again", () =>
-    Effect.gen(function*() {
-      const filename = yield* tempDb
-      yield* Effect.gen(function*() {
-        yield* IdempotencySql.make()
-        const sql = yield* SqlClient.SqlClient
-        yield* sql`INSERT INTO agent_harness_idempotency (key, state, result, updated_at) VALUES ('run_1:same', 'done', '{"status": 42', 0)`
-      }).pipe(Effect.provide(SqliteClient.layer({ filename })), Effect.orDie)
-      const world = yield* makeWorld()
-      const result = yield* run().pipe(
-        Effect.provide(handlers(world)),
-        Effect.provide(S.layer(bookTwice)),
-        Effect.provide(IdempotencySql.layerSqlite({ filename }))
-      )
-      const [envelope] = toolResults(result.transcript)
-      assert.strictEqual(envelope?.status, "fatal_error")
-      assert.strictEqual((envelope?.error as { code: string }).code, "STORED_RESULT_CORRUPT")
-      assert.deepStrictEqual(yield* Ref.get(world.booked), [])
-    }).pipe(Effect.provideService(Authorization.Principal, billing)))
-
-  it.effect("a store file that cannot be opened fails at start-up with a clear error", () =>
-    Effect.gen(function*() {
-      const error = yield* Effect.flip(Layer.build(IdempotencySql.layerSqlite({ filename: "/nonexistent/dir/store.db" })).pipe(Effect.scoped))
-      assert.strictEqual(error._tag, "StoreUnavailable")
-      assert.include(error.message, "cannot open SQLite database '/nonexistent/dir/store.db'")
-    }))
-
-  it.scoped("the layer creates its table in a new file", () =>
-    Effect.gen(function*() {
-      const filename = yield* tempDb
-      yield* Layer.build(IdempotencySql.layerSqlite({ filename })).pipe(Effect.scoped)
-      const rows = yield* Effect.gen(function*() {
-        const sql = yield* SqlClient.SqlClient
-        return yield* sql<{ name: string }>`SELECT name FROM sqlite_master WHERE type = 'table'`
-      }).pipe(Effect.provide(SqliteClient.layer({ filename })), Effect.orDie)
-      assert.deepStrictEqual(rows.map((r) => r.name), ["agent_harness_idempotency"])
-    }))
 })
 
 describe("parallel calls", () => {

@@ -144,14 +144,14 @@ export const callsWith = (
 })
 
 /** A turn made of raw encoded parts, sent as they are: for malformed envelopes and provider metadata. */
-export const parts = (content: ReadonlyArray<Response.PartEncoded>, options: { readonly delay?: Duration.DurationInput } = {}): Turn => ({
+export const parts = (content: ReadonlyArray<Response.PartEncoded>, options: { readonly delay?: Duration.DurationInput | undefined } = {}): Turn => ({
   _tag: "Respond",
   parts: content,
   delay: options.delay
 })
 
 /** A turn where the model call fails. */
-export const fail = (error: AiError.AiError, options: { readonly delay?: Duration.DurationInput } = {}): Turn => ({
+export const fail = (error: AiError.AiError, options: { readonly delay?: Duration.DurationInput | undefined } = {}): Turn => ({
   _tag: "Fail",
   error,
   delay: options.delay

@@ -2,3 +2,4 @@
  * `@agent-harness/testing`: scripted models and helpers for testing agents.
  */
 export * as ScriptedModel from "./ScriptedModel.js"
+export * as Scenario from "./Scenario.js"

@@ -240,6 +240,8 @@ export const runBatch = (
   step: number,
   concurrency: number,
   deniedCalls: ReadonlyMap<string, string>,
+  /** Makes the calls interruptible again inside the caller's uninterruptible region. */
+  restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>,
   record: (results: ReadonlyArray<Prompt.ToolResultPart>) => Effect.Effect<void>
 ): Effect.Effect<void> =>
   Effect.gen(function*() {
@@ -258,11 +260,13 @@ export const runBatch = (
       }
       yield* record(parts)
     })
-    yield* Effect.forEach(
-      calls,
-      (call, index) =>
-        Effect.map(runCall(call, registry, step, deniedCalls.get(call.id)), (part) => void (results[index] = part)),
-      { concurrency, discard: true }
+    yield* restore(
+      Effect.forEach(
+        calls,
+        (call, index) =>
+          Effect.map(runCall(call, registry, step, deniedCalls.get(call.id)), (part) => void (results[index] = part)),
+        { concurrency, discard: true }
+      )
     ).pipe(Effect.ensuring(finish))
   })
 

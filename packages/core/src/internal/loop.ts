@@ -82,8 +82,8 @@ const buildView = (state: RunState, config: Config): Effect.Effect<ReadonlyArray
     return ContextWindow.view(state.messages, selection, state.summary?.message)
   })
 
-const recordOrFail = (state: RunState, message: Prompt.Message) =>
-  Effect.mapError(state.record(message), (e) => modelError(state)(Model.fromAiError(e)))
+const recordOrFail = (state: RunState, message: Prompt.Message, always = false) =>
+  Effect.mapError(state.record(message, always), (e) => modelError(state)(Model.fromAiError(e)))
 
 /**
  * Admits a batch whole or not at all (tool budget, then permissions), records the turn
@@ -120,24 +120,31 @@ const runBatch = (
     }
     state.toolCalls = requested
     for (const call of calls) state.callIds.add(call.id)
-    if (turn !== undefined) {
-      yield* recordOrFail(state, turn)
-      // The turn is on record before any call runs, so a run that stops here can be
-      // resumed from this checkpoint without asking the model again.
-      yield* config.checkpoint(state.snapshot())
-    }
-    // Measuring the results can fail (a tokenizer error); they are recorded first
-    // either way, so the transcript stays valid, and the failure is raised after.
+    // From recording the turn to recording its results nothing may interrupt, except
+    // the calls themselves: so every snapshot, even of an interrupted run, has one
+    // result for each recorded call.
     let measured: Exit.Exit<void, AgentError> = Exit.void
     const deniedCalls = new Map(denied.map((d) => [d.call.id, d.permission] as const))
-    yield* Dispatch.runBatch(calls, config.registry, state.steps, config.concurrency, deniedCalls, (results) =>
-      recordOrFail(state, Prompt.makeMessage("tool", { content: results })).pipe(
-        Effect.exit,
-        Effect.flatMap((exit) => {
-          measured = exit
-          return config.checkpoint(state.snapshot())
-        })
-      ))
+    yield* Effect.uninterruptibleMask((restore) =>
+      Effect.gen(function*() {
+        if (turn !== undefined) {
+          yield* recordOrFail(state, turn)
+          // The turn is on record before any call runs, so a run that stops here can be
+          // resumed from this checkpoint without asking the model again.
+          yield* config.checkpoint(state.snapshot())
+        }
+        // Measuring the results can fail (a tokenizer error); they are recorded anyway,
+        // so the transcript stays valid, and the failure is raised after.
+        yield* Dispatch.runBatch(calls, config.registry, state.steps, config.concurrency, deniedCalls, restore, (results) =>
+          recordOrFail(state, Prompt.makeMessage("tool", { content: results }), true).pipe(
+            Effect.exit,
+            Effect.flatMap((exit) => {
+              measured = exit
+              return config.checkpoint(state.snapshot())
+            })
+          ))
+      })
+    )
     yield* measured
   })
 
@@ -166,7 +173,12 @@ const modelStep = (
             onLeft: (description): Either.Either<never, Model.ModelFailure> =>
               Either.left({ reason: "malformed_output", description }),
             onRight: (total) => Either.right({ turn, total })
-          })))
+          }))).pipe(
+        // A call cut short by a deadline or the caller still gets its end event.
+        Effect.onInterrupt(() =>
+          Effect.flatMap(Telemetry.elapsedMs(start), (durationMs) =>
+            emitter.emit((base) => new HarnessEvent.ModelCallFailed({ ...base, step, reason: "interrupted", durationMs }))))
+      )
     )
     const durationMs = yield* Telemetry.elapsedMs(start)
     if (Either.isLeft(outcome)) {

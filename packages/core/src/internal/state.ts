@@ -23,12 +23,30 @@ export class RunState {
     this.callIds = new Set()
   }
 
-  /** Appends a message, measuring it once for the window. */
-  record(message: Prompt.Message): Effect.Effect<void, AiError.AiError> {
+  /**
+   * Appends a message, measuring it once for the window. If measuring fails the message
+   * is not recorded, unless `always` (tool results, which must follow their turn): then
+   * it is recorded with its character size, and the failure is still returned.
+   */
+  record(message: Prompt.Message, always = false): Effect.Effect<void, AiError.AiError> {
     return Effect.suspend(() => {
-      this.messages.push(message)
-      if (this.measure === undefined) return Effect.void
-      return Effect.map(this.measure(message), (size) => ContextWindow.append(this.index, message, size))
+      if (this.measure === undefined) {
+        this.messages.push(message)
+        return Effect.void
+      }
+      return this.measure(message).pipe(
+        Effect.tapError(() =>
+          Effect.sync(() => {
+            if (!always) return
+            this.messages.push(message)
+            ContextWindow.append(this.index, message, ContextWindow.charSize(message))
+          })
+        ),
+        Effect.map((size) => {
+          this.messages.push(message)
+          ContextWindow.append(this.index, message, size)
+        })
+      )
     })
   }
 

@@ -1,0 +1,3 @@
+import { defineFaultSuite } from "./faultSuite.js"
+
+defineFaultSuite(1)

@@ -326,6 +326,25 @@ describe("Agent.run", () => {
         })
     ))
 
+  it.effect("regression (found writing the fault suite): an interruption while the turn is being checkpointed still leaves every recorded call answered", () =>
+    scenario([S.calls(S.call("slow", { ms: 10, label: "a" }), S.call("slow", { ms: 10, label: "b" }))], (log) =>
+      Effect.gen(function*() {
+        const last = yield* Ref.make<Transcript.Transcript>([])
+        let first = true
+        const fiber = yield* Effect.fork(run({
+          // A slow store: the first checkpoint (the turn, before its calls) takes a second.
+          onCheckpoint: (s) =>
+            Effect.zipRight(first ? (first = false, Effect.sleep("1 second")) : Effect.void, Ref.set(last, s.transcript))
+        }))
+        yield* TestClock.adjust("500 millis")
+        yield* Fiber.interrupt(fiber).pipe(Effect.fork)
+        yield* TestClock.adjust("2 seconds")
+        const transcript = yield* Ref.get(last)
+        assertValid(transcript)
+        assert.deepStrictEqual(toolResults(transcript).map((r) => r.status), ["cancelled", "cancelled"])
+        assert.deepStrictEqual(yield* Ref.get(log.started), [])
+      })))
+
   it.effect("a failing model call ends the run with ModelError and the reason", () =>
     scenario(
       [S.fail(

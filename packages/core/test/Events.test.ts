@@ -68,6 +68,18 @@ describe("HarnessEvent", () => {
       assert.isTrue(events.every((e, i) => i === 0 || e.timestamp >= events[i - 1]!.timestamp))
     }).pipe(Effect.provide(S.layer(script))))
 
+  it.effect("regression (found writing the fault suite): a model call cut short by the deadline still ends", () =>
+    Effect.gen(function*() {
+      const { events, exit } = yield* collect({ budget: { timeout: "1 second" } })
+      assert(Exit.isFailure(exit))
+      assert.deepStrictEqual(events.map((e) => e._tag), ["RunStarted", "ModelCallStarted", "ModelCallFailed", "RunEnded"])
+      const failed = events[2]
+      assert(failed?._tag === "ModelCallFailed")
+      assert.strictEqual(failed.reason, "interrupted")
+      assert.strictEqual(failed.durationMs, 1000)
+      assert.strictEqual(events[3]?._tag === "RunEnded" && events[3].outcome, "DeadlineExceeded")
+    }).pipe(Effect.provide(S.layer(script))))
+
   it.effect("events carry no prompt, arguments or results unless payloads are recorded", () =>
     Effect.gen(function*() {
       const { events } = yield* collect()

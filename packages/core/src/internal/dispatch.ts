@@ -209,8 +209,15 @@ export const runCall = (
     }
     const unbounded: ToolResult.ToolResult = { ...outcome, metadata }
     const result = registry.bound === undefined ? unbounded : yield* registry.bound(unbounded)
+    // The envelope without its payload, as events carry it.
     if (result.error !== undefined) yield* Effect.annotateCurrentSpan("error.type", result.error.code)
-    yield* Effect.annotateCurrentSpan("agent_harness.tool.status", result.status)
+    yield* Effect.annotateCurrentSpan({
+      "agent_harness.tool.status": result.status,
+      "agent_harness.tool.latency_ms": result.metadata.latencyMs,
+      ...(key === undefined ? {} : { "agent_harness.tool.idempotency_key": key }),
+      ...(replayed ? { "agent_harness.tool.replayed": true } : {}),
+      ...(result.truncated === undefined ? {} : { "agent_harness.tool.original_chars": result.truncated.originalChars })
+    })
     if (recordPayloads) yield* Effect.annotateCurrentSpan("gen_ai.tool.call.result", JSON.stringify(result))
     yield* ended(registry, step, call, result, yield* Telemetry.elapsedMs(startNanos))
     return toPart(call, result)

@@ -105,6 +105,15 @@ export interface Result extends RunSnapshot {
   readonly finishReason: Response.FinishReason
 }
 
+/**
+ * What a run needs from the environment: the model, the toolkit's handlers, and the
+ * services the tools declare (except the idempotency key, which the harness provides).
+ */
+export type Requirements<Tools extends Record<string, Tool.Any>> =
+  | LanguageModel.LanguageModel
+  | Tool.HandlersFor<Tools>
+  | Exclude<Tool.Requirements<Tools[keyof Tools]>, Idempotency.Key>
+
 /** Calls of one batch that run at once unless `concurrency` says otherwise. */
 export const defaultConcurrency = 8
 
@@ -242,9 +251,7 @@ const runWith = <Tools extends Record<string, Tool.Any>>(
 ): Effect.Effect<
   Result,
   AgentError | InvalidOptions,
-  | LanguageModel.LanguageModel
-  | Tool.HandlersFor<Tools>
-  | Exclude<Tool.Requirements<Tools[keyof Tools]>, Idempotency.Key>
+  Requirements<Tools>
 > =>
   Effect.gen(function*() {
     const runId = options.runId ?? (yield* makeRunId)
@@ -348,9 +355,7 @@ export const run = <Tools extends Record<string, Tool.Any>>(
 ): Effect.Effect<
   Result,
   AgentError | InvalidOptions,
-  | LanguageModel.LanguageModel
-  | Tool.HandlersFor<Tools>
-  | Exclude<Tool.Requirements<Tools[keyof Tools]>, Idempotency.Key>
+  Requirements<Tools>
 > => runWith(options, undefined)
 
 /** Options of {@link stream}. */
@@ -378,9 +383,7 @@ export const stream = <Tools extends Record<string, Tool.Any>>(
 ): Stream.Stream<
   HarnessEvent.HarnessEvent,
   AgentError | InvalidOptions,
-  | LanguageModel.LanguageModel
-  | Tool.HandlersFor<Tools>
-  | Exclude<Tool.Requirements<Tools[keyof Tools]>, Idempotency.Key>
+  Requirements<Tools>
 > =>
   Stream.unwrapScoped(
     Effect.gen(function*() {

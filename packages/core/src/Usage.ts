@@ -63,16 +63,14 @@ export const normalize = (reported: Reported): Reported =>
  */
 export const add = (usage: Usage, reported: Reported): Either.Either<Usage, string> => {
   const call: Record<string, number> = {}
+  const normalized = normalize(reported)
   for (const field of fields) {
-    const value = reported[field]
+    const value = normalized[field]
     if (value === undefined) continue
     if (typeof value !== "number" || !isCount(value)) {
       return Either.left(`usage.${field} must be a non-negative safe integer, got ${String(value)}`)
     }
     call[field] = value
-  }
-  if (call.totalTokens === undefined && call.inputTokens !== undefined && call.outputTokens !== undefined) {
-    call.totalTokens = call.inputTokens + call.outputTokens
   }
   const next: { -readonly [K in keyof Usage]: Usage[K] } = {
     ...usage,

@@ -33,6 +33,7 @@ import * as Model from "./internal/model.js"
 import { type Measure, RunState } from "./internal/state.js"
 import * as Telemetry from "./internal/telemetry.js"
 import * as ToolOutput from "./ToolOutput.js"
+import * as Retry from "./Retry.js"
 import * as Transcript from "./Transcript.js"
 
 /** Options of {@link run}. */
@@ -54,6 +55,11 @@ export interface Options<Tools extends Record<string, Tool.Any>> {
   /** The tools the model may call; their handlers come from the environment. */
   readonly toolkit: Toolkit.Toolkit<Tools>
   readonly budget?: Budget.Input | undefined
+  /**
+   * How model calls that failed for a passing reason (429, 5xx, a dropped connection)
+   * are retried; see {@link Retry}. Default {@link Retry.defaults}; `false`: never.
+   */
+  readonly retry?: Retry.Input | false | undefined
   /**
    * What a batch with a call the principal may not make does (default `stop`); see
    * {@link Authorization.Policy}. The principal comes from the `Authorization.Principal`
@@ -142,7 +148,7 @@ interface Environment {
 }
 
 interface Checked {
-  readonly config: Omit<Loop.Config, "checkpoint" | "tokenizer">
+  readonly config: Omit<Loop.Config, "checkpoint" | "tokenizer" | "deadline">
   readonly waiting: ReadonlyArray<Prompt.ToolCallPart>
 }
 
@@ -153,6 +159,8 @@ const checkOptions = <Tools extends Record<string, Tool.Any>>(
   const issues: Array<string> = []
   const budget = Budget.make(options.budget)
   if (Either.isLeft(budget)) issues.push(...budget.left)
+  const retry = Retry.make(options.retry)
+  if (Either.isLeft(retry)) issues.push(...retry.left)
   const concurrency = options.concurrency ?? defaultConcurrency
   positiveInt("concurrency", concurrency, issues)
   positiveInt("context.maxChars", options.context?.maxChars, issues)
@@ -199,13 +207,14 @@ const checkOptions = <Tools extends Record<string, Tool.Any>>(
   } else if (options.prompt === undefined || options.prompt.trim().length === 0) {
     issues.push("prompt must not be empty")
   }
-  if (issues.length > 0 || Either.isLeft(budget)) return Either.left(new InvalidOptions({ issues }))
+  if (issues.length > 0 || Either.isLeft(budget) || Either.isLeft(retry)) return Either.left(new InvalidOptions({ issues }))
   const limits = { maxChars: options.maxToolResultChars, maxTokens: options.maxToolResultTokens }
   const bounded = limits.maxChars !== undefined || limits.maxTokens !== undefined
   return Either.right({
     waiting,
     config: {
       budget: budget.right,
+      retry: retry.right,
       permissionPolicy: policy,
       concurrency,
       registry: {
@@ -277,8 +286,10 @@ const runWith = <Tools extends Record<string, Tool.Any>>(
       store: Option.getOrUndefined(yield* Effect.serviceOption(Idempotency.IdempotencyStore))
     }
     const checked = yield* checkOptions(options, env)
+    const timeout = checked.config.budget.timeout
     const config: Loop.Config = {
       ...checked.config,
+      deadline: timeout === undefined ? undefined : (yield* Clock.currentTimeMillis) + Duration.toMillis(timeout),
       tokenizer: env.tokenizer,
       checkpoint: options.onCheckpoint ?? (() => Effect.void)
     }
@@ -301,7 +312,6 @@ const runWith = <Tools extends Record<string, Tool.Any>>(
     const body = Effect.gen(function*() {
       yield* Effect.mapError(state.recordAll(initialMessages(options)), (e) => Loop.modelError(state)(Model.fromAiError(e)))
       const loop = Loop.loop(state, config, model, checked.waiting)
-      const timeout = config.budget.timeout
       if (timeout === undefined) return yield* loop
       // The snapshot is taken after the timeout has interrupted the loop and its
       // finalizers have recorded the cancelled calls.

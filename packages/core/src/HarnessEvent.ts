@@ -1,6 +1,6 @@
 /**
  * What happens in a run, as a sequence of events: run started, model call started,
- * ended or failed, tool call started and ended, run ended.
+ * retrying, ended or failed, tool call started and ended, run ended.
  *
  * Every event has the run id, a sequence number that grows by one from 0, and a
  * timestamp (epoch ms); durations are measured on Effect's `Clock` (monotonic), so
@@ -64,6 +64,19 @@ export class ModelCallFailed extends Schema.TaggedClass<ModelCallFailed>()("Mode
   durationMs: Schema.Number
 }) {}
 
+/** A model call failed for a reason that may pass; the harness waits `delayMs`, then tries again. */
+export class ModelCallRetrying extends Schema.TaggedClass<ModelCallRetrying>()("ModelCallRetrying", {
+  ...base,
+  step: Schema.Int,
+  /** The attempt that failed, from 1. */
+  attempt: Schema.Int,
+  reason: Schema.String,
+  description: Schema.String,
+  delayMs: Schema.Number,
+  /** What the provider's `retry-after` asked for, when it sent one. */
+  retryAfterMs: Schema.optional(Schema.Number)
+}) {}
+
 export class ToolCallStarted extends Schema.TaggedClass<ToolCallStarted>()("ToolCallStarted", {
   ...base,
   step: Schema.Int,
@@ -100,6 +113,7 @@ export const HarnessEvent = Schema.Union(
   ModelCallStarted,
   ModelCallEnded,
   ModelCallFailed,
+  ModelCallRetrying,
   ToolCallStarted,
   ToolCallEnded,
   RunEnded
@@ -119,6 +133,8 @@ export const summary = (event: HarnessEvent): string => {
       return `#${event.seq} step ${event.step}: model answered (${event.finishReason}, ${event.toolCalls} tool calls) in ${event.durationMs} ms`
     case "ModelCallFailed":
       return `#${event.seq} step ${event.step}: model call failed (${event.reason}) after ${event.durationMs} ms`
+    case "ModelCallRetrying":
+      return `#${event.seq} step ${event.step}: attempt ${event.attempt} failed (${event.reason}), retrying in ${event.delayMs} ms`
     case "ToolCallStarted":
       return `#${event.seq} step ${event.step}: ${event.tool} [${event.callId}] started`
     case "ToolCallEnded":

@@ -358,7 +358,7 @@ describe("Agent.run", () => {
       )],
       () =>
         Effect.gen(function*() {
-          const error = yield* Effect.flip(run())
+          const error = yield* Effect.flip(run({ retry: false }))
           assert(error._tag === "ModelError")
           assert.strictEqual(error.reason, "rate_limited")
           assert.strictEqual(error.snapshot.steps, 0)

@@ -2,10 +2,10 @@ import { Agent, ToolError } from "@agent-harness/core"
 import { HarnessOtel } from "@agent-harness/otel"
 import { ScriptedModel } from "@agent-harness/testing"
 import { NodeSdk } from "@effect/opentelemetry"
-import { Tool, Toolkit } from "@effect/ai"
+import { AiError, Tool, Toolkit } from "@effect/ai"
 import { assert, describe, it } from "@effect/vitest"
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
-import { ConfigProvider, Effect, Layer, Schema } from "effect"
+import { ConfigProvider, Effect, Layer, Option, Schema } from "effect"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 
@@ -94,6 +94,33 @@ describe("spans (in-memory exporter)", () => {
       // No payloads unless asked for.
       assert.notInclude(JSON.stringify(spans.map(attrs)), "rates for UK and DE")
       assert.notInclude(JSON.stringify(spans.map(attrs)), "no rules for DE")
+    }))
+
+  it.live("each retry of a model call is an event on its chat span", () =>
+    Effect.gen(function*() {
+      const exporter = new InMemorySpanExporter()
+      const unavailable = new AiError.HttpResponseError({
+        module: "Test",
+        method: "generateText",
+        reason: "StatusCode",
+        request: { method: "POST", url: "http://127.0.0.1/v1", urlParams: [], hash: Option.none(), headers: {} },
+        response: { status: 503, headers: {} }
+      })
+      const spans = yield* Agent.run({
+        prompt: "go",
+        toolkit: Kit,
+        retry: { initialDelay: "1 millis" },
+        telemetry: { agentName: "a", model: "m" }
+      }).pipe(
+        Effect.zipRight(Effect.sync(() => exporter.getFinishedSpans())),
+        Effect.provide(KitLive),
+        Effect.provide(S.layer([S.fail(unavailable), S.fail(unavailable), S.text("ok")])),
+        Effect.provide(inMemory(exporter))
+      )
+      const chat = spans.find((s) => s.name === "chat m")!
+      const retries = chat.events.filter((e) => e.name === "gen_ai.client.retry")
+      assert.deepStrictEqual(retries.map((e) => e.attributes?.["gen_ai.client.retry.attempt"]), [1, 2])
+      assert.deepStrictEqual(retries.map((e) => e.attributes?.["error.type"]), ["unavailable", "unavailable"])
     }))
 
   it.effect("a failed run marks its root span with error.type", () =>

@@ -65,6 +65,8 @@ export interface Scenario {
   readonly interruptAt: number | undefined
   /** Every n-th event the observer throws (odd n) or fails (even n); 0: never. */
   readonly observerFaultEvery: number
+  /** The run's retry policy for failed model calls. */
+  readonly retry: Agent.Options<Toolkit.Tools<typeof Tools>>["retry"]
 }
 
 const arbBehaviour = fc.constantFrom("ok", "ok", "ok", "business", "fail", "die", "hang", "slow") as fc.Arbitrary<
@@ -114,14 +116,14 @@ const arbTurn: fc.Arbitrary<ScriptedModel.Turn> = fc.oneof(
   },
   {
     weight: 1,
-    arbitrary: fc.tuple(fc.constantFrom(429, 500, 401, 400), arbDelay).map(([status, delay]) =>
+    arbitrary: fc.tuple(fc.constantFrom(429, 500, 529, 401, 400), arbDelay, fc.option(fc.integer({ min: 0, max: 90 }), { nil: undefined })).map(([status, delay, retryAfter]) =>
       S.fail(
         new AiError.HttpResponseError({
           module: "Scenario",
           method: "generateText",
           reason: "StatusCode",
           request: { method: "POST", url: "http://127.0.0.1/", urlParams: [], hash: Option.none(), headers: {} },
-          response: { status, headers: {} }
+          response: { status, headers: retryAfter === undefined ? {} : { "retry-after": String(retryAfter) } }
         }),
         { delay }
       )
@@ -144,7 +146,12 @@ export const arbitrary: fc.Arbitrary<Scenario> = fc.record({
   principal: fc.constantFrom("none", "payer", "viewer"),
   policy: fc.constantFrom("stop", "feedback"),
   interruptAt: fc.option(fc.integer({ min: 0, max: 60_000 }), { nil: undefined }),
-  observerFaultEvery: fc.constantFrom(0, 0, 2, 3, 5)
+  observerFaultEvery: fc.constantFrom(0, 0, 2, 3, 5),
+  retry: fc.oneof(
+    fc.constant(false as const),
+    fc.constant(undefined),
+    fc.record({ maxAttempts: fc.integer({ min: 1, max: 4 }), initialDelay: fc.integer({ min: 0, max: 2_000 }) })
+  )
 })
 
 /** What {@link run} saw. */
@@ -226,6 +233,7 @@ export const run = (scenario: Scenario): Effect.Effect<Outcome, never, never> =>
       budget: scenario.budget,
       concurrency: scenario.concurrency,
       permissionPolicy: scenario.policy,
+      retry: scenario.retry,
       onEvent: observer,
       onCheckpoint: (snapshot) => Effect.sync(() => void (lastTranscript = snapshot.transcript))
     }).pipe(
@@ -312,7 +320,8 @@ export const check = (o: Outcome): ReadonlyArray<string> => {
   const maxToolCalls = budget?.maxToolCalls ?? 100
   const maxSteps = budget?.maxSteps ?? 20
   if (o.started.length > maxToolCalls) fail(`${o.started.length} handlers ran, maxToolCalls is ${maxToolCalls}`)
-  if (o.requests > maxSteps) fail(`${o.requests} model calls, maxSteps is ${maxSteps}`)
+  const attempts = o.scenario.retry === false ? 1 : o.scenario.retry?.maxAttempts ?? 4
+  if (o.requests > maxSteps * attempts) fail(`${o.requests} model calls, maxSteps is ${maxSteps}, ${attempts} attempts each`)
   const recorded = recordedCalls(o.transcript)
   if (o.outcome !== "interrupted" && o.toolCalls !== recorded.length) {
     fail(`${recorded.length} calls recorded but ${o.toolCalls} admitted (a refused batch left a trace?)`)
@@ -340,6 +349,11 @@ export const check = (o: Outcome): ReadonlyArray<string> => {
       if (modelOpen !== undefined) fail(`model call ${modelOpen} overlaps ${e.step}`)
       modelOpen = e.step
     }
+    if (e._tag === "ModelCallRetrying") {
+      if (modelOpen !== e.step) fail(`retry of model call ${e.step} outside it`)
+      if (e.attempt >= attempts) fail(`attempt ${e.attempt} retried, only ${attempts} allowed`)
+      if (!["rate_limited", "unavailable", "transport"].includes(e.reason)) fail(`a ${e.reason} failure was retried`)
+    }
     if (e._tag === "ModelCallEnded" || e._tag === "ModelCallFailed") {
       if (modelOpen !== e.step) fail(`model call ${e.step} ended without starting`)
       modelOpen = undefined
@@ -353,5 +367,11 @@ export const check = (o: Outcome): ReadonlyArray<string> => {
   }
   const modelEnds = ev.filter((e) => e._tag === "ModelCallEnded").length
   if (modelEnds !== o.steps) fail(`${modelEnds} model calls ended, ${o.steps} steps`)
+  // Each request is a step's first attempt or a retry that was announced.
+  const modelStarts = ev.filter((e) => e._tag === "ModelCallStarted").length
+  const retries = ev.filter((e) => e._tag === "ModelCallRetrying").length
+  if (o.outcome !== "interrupted" && o.requests !== modelStarts + retries) {
+    fail(`${o.requests} model requests, ${modelStarts} model calls and ${retries} retries announced`)
+  }
   return problems
 }

@@ -5,12 +5,14 @@ import { Clock, Effect, Either, Exit, Schema } from "effect"
 import { type AgentError, BudgetExceeded, ContextLimit, ModelError, PermissionDenied, type RunSnapshot } from "../AgentError.js"
 import type * as Authorization from "../Authorization.js"
 import type * as Budget from "../Budget.js"
+import type * as Retry from "../Retry.js"
 import * as ContextWindow from "../ContextWindow.js"
 import * as HarnessEvent from "../HarnessEvent.js"
 import * as Transcript from "../Transcript.js"
 import * as Usage from "../Usage.js"
 import * as Dispatch from "./dispatch.js"
 import * as Model from "./model.js"
+import { retrying } from "./retry.js"
 import type { RunState } from "./state.js"
 import * as Telemetry from "./telemetry.js"
 
@@ -24,6 +26,9 @@ export interface Config {
   readonly window: ContextWindow.Options
   readonly tokenizer: Tokenizer.Service | undefined
   readonly checkpoint: (snapshot: RunSnapshot) => Effect.Effect<void>
+  readonly retry: Retry.Policy
+  /** When the run's budget.timeout expires, in epoch ms on `Clock`. */
+  readonly deadline: number | undefined
 }
 
 const tokenBudgets = [
@@ -56,7 +61,12 @@ const checkTokens = (state: RunState, budget: Budget.Budget, strict: boolean): E
 }
 
 export const modelError = (state: RunState) => (failure: Model.ModelFailure) =>
-  new ModelError({ ...failure, snapshot: state.snapshot() })
+  new ModelError({
+    reason: failure.reason,
+    description: failure.description,
+    ...(failure.cause === undefined ? {} : { cause: failure.cause }),
+    snapshot: state.snapshot()
+  })
 
 /** The messages to send: the whole transcript, or the window's view of it. */
 const buildView = (state: RunState, config: Config): Effect.Effect<ReadonlyArray<Prompt.Message>, AgentError> =>
@@ -166,8 +176,28 @@ const modelStep = (
     if (settings.recordPayloads) {
       yield* Effect.annotateCurrentSpan("gen_ai.input.messages", JSON.stringify(Schema.encodeSync(Transcript.Transcript)(view)))
     }
+    const prompt = Prompt.fromMessages(view)
+    const call = retrying(Model.call(model, config.wire, prompt), config.retry, config.deadline, (retry) =>
+      Effect.zipRight(
+        Telemetry.spanEvent("gen_ai.client.retry", {
+          "gen_ai.client.retry.attempt": retry.attempt,
+          "gen_ai.client.retry.delay_ms": retry.delayMs,
+          "error.type": retry.failure.reason
+        }),
+        emitter.emit((base) =>
+          new HarnessEvent.ModelCallRetrying({
+            ...base,
+            step,
+            attempt: retry.attempt,
+            reason: retry.failure.reason,
+            description: retry.failure.description,
+            delayMs: retry.delayMs,
+            ...(retry.retryAfterMs === undefined ? {} : { retryAfterMs: retry.retryAfterMs })
+          })
+        )
+      ))
     const outcome = yield* Effect.either(
-      Effect.flatMap(Model.call(model, config.wire, Prompt.fromMessages(view)), (parts) =>
+      Effect.flatMap(call, (parts) =>
         Either.flatMap(Model.toTurn(parts, state.callIds), (turn) =>
           Either.match(Usage.add(state.usage, turn.usage ?? {}), {
             onLeft: (description): Either.Either<never, Model.ModelFailure> =>

@@ -13,6 +13,8 @@ export interface ModelFailure {
   readonly reason: ModelErrorReason
   readonly description: string
   readonly cause?: unknown
+  /** The same request may succeed later (see `Retry`); absent means it will not. */
+  readonly retryable?: true
 }
 
 /** A checked response. */
@@ -77,16 +79,35 @@ const statusReason = (status: number): ModelErrorReason =>
     ? "unavailable"
     : "bad_request"
 
-/** Maps `@effect/ai` errors onto the reasons a caller branches on. */
+/** Statuses worth another attempt: timeout, conflict, rate limit, server trouble. */
+const transientStatus = (status: number) => status === 408 || status === 409 || status === 429 || status >= 500
+
+/** An exhausted quota is a 429 too, but waiting does not refill it. */
+const quotaExhausted = (body: string | undefined) => body !== undefined && body.includes("insufficient_quota")
+
+const responseRetryable = (error: AiError.HttpResponseError): boolean => {
+  // Anthropic tells clients outright; its word beats the status.
+  const should = error.response.headers["x-should-retry"]
+  if (should === "true") return true
+  if (should === "false") return false
+  // A body that failed to arrive or parse is a transport fault, whatever the status said.
+  if (error.reason !== "StatusCode") return true
+  return transientStatus(error.response.status) && !quotaExhausted(error.body)
+}
+
+const retryable = (yes: boolean): { readonly retryable?: true } => (yes ? { retryable: true } : {})
+
+/** Maps `@effect/ai` errors onto the reasons a caller branches on, and says which may pass. */
 export const fromAiError = (error: AiError.AiError): ModelFailure => {
   switch (error._tag) {
     case "HttpRequestError":
-      return { reason: "transport", description: error.message, cause: error }
+      return { reason: "transport", description: error.message, cause: error, ...retryable(error.reason === "Transport") }
     case "HttpResponseError":
       return {
-        reason: error.reason === "StatusCode" ? statusReason(error.response.status) : "malformed_output",
+        reason: error.reason === "StatusCode" ? statusReason(error.response.status) : "transport",
         description: error.message,
-        cause: error
+        cause: error,
+        ...retryable(responseRetryable(error))
       }
     case "MalformedOutput":
       return { reason: "malformed_output", description: error.message, cause: error }
@@ -95,6 +116,23 @@ export const fromAiError = (error: AiError.AiError): ModelFailure => {
     case "UnknownError":
       return { reason: "unknown", description: error.message, cause: error }
   }
+}
+
+/**
+ * How long the provider asked the client to wait, in ms: `retry-after-ms` (OpenAI), or
+ * `retry-after` as seconds or an HTTP date (RFC 9110), relative to `now` (epoch ms).
+ */
+export const retryAfterMillis = (failure: ModelFailure, now: number): number | undefined => {
+  const cause = failure.cause
+  if (!(cause instanceof AiError.HttpResponseError)) return undefined
+  const headers = cause.response.headers
+  const ms = Number(headers["retry-after-ms"])
+  if (headers["retry-after-ms"] !== undefined && Number.isFinite(ms) && ms >= 0) return ms
+  const value = headers["retry-after"]?.trim()
+  if (value === undefined || value === "") return undefined
+  if (/^\d+(\.\d+)?$/.test(value)) return Number(value) * 1000
+  const date = Date.parse(value)
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now)
 }
 
 /**

@@ -102,3 +102,10 @@ export const recordModelMetrics = (
     recordTokens("output", usage?.outputTokens)
   ], { discard: true })
 }
+
+/** Adds an event to the current span, if there is one; time from `Clock`. */
+export const spanEvent = (name: string, attributes: Record<string, unknown>): Effect.Effect<void> =>
+  Effect.flatMap(Effect.option(Effect.currentSpan), (span) =>
+    span._tag === "None"
+      ? Effect.void
+      : Effect.map(Clock.currentTimeNanos, (now) => span.value.event(name, now, attributes)))

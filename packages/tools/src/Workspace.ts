@@ -157,7 +157,7 @@ const makeService = (ctx: Files.Context, limits: Paths.Limits): Service => {
       Effect.flatMap(parse(path), (components) =>
         Effect.map(Files.list(ctx, components), (listing) => ({ path: Paths.display(components), ...listing }))),
     editFile,
-    resolveDirectory: (path) => Effect.flatMap(parse(path), (components) => Files.checkDirectories(ctx, components, "NOT_FOUND"))
+    resolveDirectory: (path) => Effect.flatMap(parse(path), (components) => Files.directory(ctx, components))
   }
 }
 

@@ -1,14 +1,15 @@
 /**
- * The checked filesystem operations behind `Workspace`. Each one checks every component
- * of the path with `lstat` (no links, directories where directories belong), opens with
- * `O_NOFOLLOW`, then checks that what it opened is what it checked: the same device and
- * inode, and (where `/proc/self/fd` exists) a descriptor that resolves to the expected
- * path inside the root. A swap between the check and the open fails the operation.
+ * The checked filesystem operations behind `Workspace`. Each walks the path from the
+ * root one component at a time: `lstat` (no links, directories where directories
+ * belong), then an `O_NOFOLLOW` open through the parent's descriptor, then a check that
+ * what it opened is what it checked: the same device and inode, and (where
+ * `/proc/self/fd` exists) a descriptor that resolves to the expected path inside the
+ * root. A swap between the check and the open fails the operation.
  */
 import { randomBytes } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { Effect } from "effect"
+import { Effect, type Scope } from "effect"
 import { type ErrorCode, WorkspaceError } from "../WorkspaceError.js"
 import { display } from "./paths.js"
 
@@ -20,6 +21,11 @@ export interface Context {
   readonly maxReadBytes: number
   readonly maxWriteBytes: number
   readonly maxListEntries: number
+  /**
+   * Runs between the checks and the open. Only tests set it: it lets them swap a file
+   * in that window deterministically instead of racing for it.
+   */
+  readonly beforeOpen?: ((absolute: string) => Effect.Effect<void>) | undefined
 }
 
 type Stats = fs.BigIntStats
@@ -72,30 +78,6 @@ const kind = (stats: Stats): string =>
     ? "a symbolic link"
     : "a regular file"
 
-/**
- * Checks that each of `components` exists, is a directory and is not a link, from the
- * root down, and returns the absolute path they name.
- */
-export const checkDirectories = (
-  ctx: Context,
-  components: ReadonlyArray<string>,
-  missing: "NOT_FOUND" | "PARENT_MISSING"
-): Effect.Effect<string, WorkspaceError> =>
-  Effect.gen(function*() {
-    let current = ctx.root
-    for (let i = 0; i < components.length; i++) {
-      current = path.join(current, components[i]!)
-      const shown = display(components.slice(0, i + 1))
-      const stats = yield* lstat(current, shown)
-      if (stats === undefined) return yield* fail(missing, `'${shown}' does not exist`)
-      if (stats.isSymbolicLink()) {
-        return yield* fail("SYMLINK_IN_PATH", `'${shown}' is a symbolic link; links are not followed`)
-      }
-      if (!stats.isDirectory()) return yield* fail("NOT_A_DIRECTORY", `'${shown}' is ${kind(stats)}, not a directory`)
-    }
-    return current
-  })
-
 /** Refuses anything but a regular file with a single link. */
 const checkRegular = (stats: Stats, shown: string): Effect.Effect<void, WorkspaceError> =>
   stats.isSymbolicLink()
@@ -113,9 +95,13 @@ const changed = (shown: string) =>
 const descriptorPath = (ctx: Context, fd: number, shown: string): Effect.Effect<string | undefined, WorkspaceError> =>
   ctx.procFd ? attempt(shown, () => fs.promises.readlink(`/proc/self/fd/${fd}`)) : Effect.succeed(undefined)
 
-const open = (absolute: string, flags: number, shown: string, mode?: number) =>
+/** Opens `actual` (the path used for the system call); `absolute` is the path it should be. */
+const open = (ctx: Context, actual: string, absolute: string, flags: number, shown: string, mode?: number) =>
   Effect.acquireRelease(
-    attempt(shown, () => fs.promises.open(absolute, flags, mode)),
+    Effect.zipRight(
+      ctx.beforeOpen === undefined ? Effect.void : ctx.beforeOpen(absolute),
+      attempt(shown, () => fs.promises.open(actual, flags, mode))
+    ),
     (handle) => Effect.ignore(Effect.tryPromise(() => handle.close()))
   )
 
@@ -135,18 +121,75 @@ const verifyOpened = (
     return stats
   })
 
+/**
+ * A directory held open. Its entries are reached through the descriptor
+ * (`/proc/self/fd/N/name`, in effect `openat`), so renaming or replacing any directory
+ * on the way after it was opened cannot redirect what happens inside it.
+ */
+interface Dir {
+  /** The directory's path as checked, under the root. */
+  readonly absolute: string
+  /** The prefix for its entries: the descriptor's `/proc` path, or `absolute` without `/proc`. */
+  readonly via: string
+}
+
+const entry = (dir: Dir, name: string) => ({ actual: `${dir.via}/${name}`, absolute: path.join(dir.absolute, name) })
+
+const openDirectoryAt = (ctx: Context, actual: string, absolute: string, shown: string, checked: Stats | undefined) =>
+  Effect.gen(function*() {
+    // O_DIRECTORY fails with ENOTDIR before O_NOFOLLOW can say ELOOP; either way the
+    // entry was a directory when it was checked, so it was swapped.
+    const handle = yield* open(ctx, actual, absolute, O_RDONLY | O_DIRECTORY | O_NOFOLLOW, shown).pipe(
+      Effect.catchIf((e) => e.code === "NOT_A_DIRECTORY" || e.code === "SYMLINK_IN_PATH", () => changed(shown))
+    )
+    const stats = yield* verifyOpened(ctx, handle, absolute, shown, checked)
+    if (!stats.isDirectory()) return yield* changed(shown)
+    const dir: Dir = { absolute, via: ctx.procFd ? `/proc/self/fd/${handle.fd}` : absolute }
+    return dir
+  })
+
+/**
+ * Opens the directory `components` name, one component at a time from the root: each
+ * must exist, be a directory and not a link, and each is opened through its parent's
+ * descriptor. The descriptors close with the scope.
+ */
+const openDirectory = (
+  ctx: Context,
+  components: ReadonlyArray<string>,
+  missing: "NOT_FOUND" | "PARENT_MISSING"
+): Effect.Effect<Dir, WorkspaceError, Scope.Scope> =>
+  Effect.gen(function*() {
+    let dir = yield* openDirectoryAt(ctx, ctx.root, ctx.root, ".", undefined)
+    for (let i = 0; i < components.length; i++) {
+      const shown = display(components.slice(0, i + 1))
+      const { absolute, actual } = entry(dir, components[i]!)
+      const stats = yield* lstat(actual, shown)
+      if (stats === undefined) return yield* fail(missing, `'${shown}' does not exist`)
+      if (stats.isSymbolicLink()) {
+        return yield* fail("SYMLINK_IN_PATH", `'${shown}' is a symbolic link; links are not followed`)
+      }
+      if (!stats.isDirectory()) return yield* fail("NOT_A_DIRECTORY", `'${shown}' is ${kind(stats)}, not a directory`)
+      dir = yield* openDirectoryAt(ctx, actual, absolute, shown, stats)
+    }
+    return dir
+  })
+
+/** The absolute path of a checked directory under the root (for a command's working directory). */
+export const directory = (ctx: Context, components: ReadonlyArray<string>): Effect.Effect<string, WorkspaceError> =>
+  Effect.scoped(Effect.map(openDirectory(ctx, components, "NOT_FOUND"), (dir) => dir.absolute))
+
 /** Opens a file for reading and returns its descriptor's stats; the handle closes with the scope. */
 const openForRead = (ctx: Context, components: ReadonlyArray<string>) =>
   Effect.gen(function*() {
     const shown = display(components)
     if (components.length === 0) return yield* fail("IS_WORKSPACE_ROOT", "the workspace root is a directory, not a file")
-    const parent = yield* checkDirectories(ctx, components.slice(0, -1), "NOT_FOUND")
-    const absolute = path.join(parent, components[components.length - 1]!)
-    const checked = yield* lstat(absolute, shown)
+    const dir = yield* openDirectory(ctx, components.slice(0, -1), "NOT_FOUND")
+    const { absolute, actual } = entry(dir, components[components.length - 1]!)
+    const checked = yield* lstat(actual, shown)
     if (checked === undefined) return yield* fail("NOT_FOUND", `'${shown}' does not exist`)
     yield* checkRegular(checked, shown)
     // O_NONBLOCK: a FIFO swapped in after the check must not block the open.
-    const handle = yield* open(absolute, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, shown)
+    const handle = yield* open(ctx, actual, absolute, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, shown)
     const stats = yield* verifyOpened(ctx, handle, absolute, shown, checked)
     yield* checkRegular(stats, shown)
     return { handle, stats, shown }
@@ -233,9 +276,10 @@ const sameFile = (a: Stats, b: Expected) =>
   a.dev === b.dev && a.ino === b.ino && a.mtimeNs === b.mtimeNs && a.size === b.size
 
 /**
- * Writes a whole file atomically: a new file in the same directory, created with
- * `O_EXCL | O_NOFOLLOW` and checked to be where it should be, then renamed over the
- * target. `rename` replaces a link planted at the target rather than following it.
+ * Writes a whole file atomically: a new file created with `O_EXCL | O_NOFOLLOW` in the
+ * target's directory (reached through its descriptor), then renamed over the target in
+ * that same directory. `rename` replaces a link planted at the target rather than
+ * following it.
  */
 export const write = (
   ctx: Context,
@@ -243,46 +287,42 @@ export const write = (
   content: string,
   expected?: Expected
 ): Effect.Effect<Written, WorkspaceError> =>
-  Effect.gen(function*() {
+  Effect.scoped(Effect.gen(function*() {
     const shown = display(components)
     if (components.length === 0) return yield* fail("IS_WORKSPACE_ROOT", "the workspace root is a directory, not a file")
     const bytes = Buffer.from(content, "utf8")
     if (bytes.length > ctx.maxWriteBytes) {
       return yield* fail("FILE_TOO_LARGE", `the content is ${bytes.length} bytes, over the limit of ${ctx.maxWriteBytes}`)
     }
-    const parents = components.slice(0, -1)
     const name = components[components.length - 1]!
-    const parent = yield* checkDirectories(ctx, parents, "PARENT_MISSING")
-    const absolute = path.join(parent, name)
-    const existing = yield* lstat(absolute, shown)
+    const dir = yield* openDirectory(ctx, components.slice(0, -1), "PARENT_MISSING")
+    const target = entry(dir, name)
+    const existing = yield* lstat(target.actual, shown)
     if (existing !== undefined) yield* checkRegular(existing, shown)
     if (expected !== undefined && (existing === undefined || !sameFile(existing, expected))) {
       return yield* fail("FILE_CHANGED_DURING_OPEN", `'${shown}' changed after it was read; read it again`)
     }
     const mode = existing === undefined ? 0o644 : Number(existing.mode & 0o777n)
-    const temporary = path.join(parent, `.${name.slice(0, 200)}.${randomBytes(6).toString("hex")}.tmp`)
-    const removeTemporary = Effect.ignore(Effect.tryPromise(() => fs.promises.unlink(temporary)))
-    yield* Effect.scoped(Effect.gen(function*() {
-      const handle = yield* open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, shown, mode)
-      yield* verifyOpened(ctx, handle, temporary, shown, undefined)
-      yield* attempt(shown, () => handle.writeFile(bytes))
-      // The mode given to open is reduced by the umask; keep the target's own.
-      yield* attempt(shown, () => handle.chmod(mode))
-      yield* attempt(shown, () => handle.datasync())
-    })).pipe(Effect.onError(() => removeTemporary))
-    // Check again right before the rename: it narrows, but cannot close, the window for
-    // a parent directory swapped for a link (Node has no renameat).
+    const temporary = entry(dir, `.${name.slice(0, 200)}.${randomBytes(6).toString("hex")}.tmp`)
+    const removeTemporary = Effect.ignore(Effect.tryPromise(() => fs.promises.unlink(temporary.actual)))
     yield* Effect.gen(function*() {
-      yield* checkDirectories(ctx, parents, "PARENT_MISSING")
-      const now = yield* lstat(absolute, shown)
+      yield* Effect.scoped(Effect.gen(function*() {
+        const handle = yield* open(ctx, temporary.actual, temporary.absolute, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, shown, mode)
+        yield* verifyOpened(ctx, handle, temporary.absolute, shown, undefined)
+        yield* attempt(shown, () => handle.writeFile(bytes))
+        // The mode given to open is reduced by the umask; keep the target's own.
+        yield* attempt(shown, () => handle.chmod(mode))
+        yield* attempt(shown, () => handle.datasync())
+      }))
+      const now = yield* lstat(target.actual, shown)
       if (now !== undefined) yield* checkRegular(now, shown)
       if ((now === undefined) !== (existing === undefined) || (now !== undefined && existing !== undefined && now.ino !== existing.ino)) {
         return yield* changed(shown)
       }
-      yield* attempt(shown, () => fs.promises.rename(temporary, absolute))
+      yield* attempt(shown, () => fs.promises.rename(temporary.actual, target.actual))
     }).pipe(Effect.onError(() => removeTemporary))
     return { bytesWritten: bytes.length, created: existing === undefined }
-  })
+  }))
 
 /** One entry of a directory listing. */
 export interface Entry {
@@ -305,22 +345,14 @@ const entryType = (entry: fs.Dirent): Entry["type"] =>
     ? "device"
     : "other"
 
-/**
- * Lists a directory. Where `/proc` exists the listing is read through the opened
- * descriptor, so a directory swapped after the check is never listed.
- */
+/** Lists a directory through its descriptor, so a directory swapped after the check is never listed. */
 export const list = (
   ctx: Context,
   components: ReadonlyArray<string>
 ): Effect.Effect<{ readonly entries: ReadonlyArray<Entry>; readonly truncated: boolean }, WorkspaceError> =>
   Effect.scoped(Effect.gen(function*() {
-    const shown = display(components)
-    const absolute = yield* checkDirectories(ctx, components, "NOT_FOUND")
-    const handle = yield* open(absolute, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK, shown)
-    const stats = yield* verifyOpened(ctx, handle, absolute, shown, undefined)
-    if (!stats.isDirectory()) return yield* changed(shown)
-    const source = ctx.procFd ? `/proc/self/fd/${handle.fd}` : absolute
-    const dirents = yield* attempt(shown, () => fs.promises.readdir(source, { withFileTypes: true }))
+    const dir = yield* openDirectory(ctx, components, "NOT_FOUND")
+    const dirents = yield* attempt(display(components), () => fs.promises.readdir(dir.via, { withFileTypes: true }))
     const entries = dirents
       .map((entry) => ({ name: entry.name, type: entryType(entry) }))
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))

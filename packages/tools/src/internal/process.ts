@@ -75,9 +75,13 @@ const drain = (stream: Stream.Stream<Uint8Array, PlatformError>, capture: Captur
 // names the signal ("Process interrupted due to receipt of signal: SIGKILL").
 const signalOf = (error: PlatformError): string => /signal:\s*(SIG[A-Z0-9]+)/.exec(error.message)?.[1] ?? "UNKNOWN"
 
+// These also run as finalizers, which are uninterruptible: the wait for the exit is made
+// interruptible again, or the timeout could never cut it short.
+const signalAndWait = (process: CommandExecutor.Process, signal: "SIGTERM" | "SIGKILL", wait: Duration.Duration) =>
+  Effect.interruptible(process.kill(signal)).pipe(Effect.timeout(wait), Effect.ignore)
+
 /** SIGKILL to the group; an empty group (ESRCH) is not an error. */
-const killGroup = (process: CommandExecutor.Process) =>
-  process.kill("SIGKILL").pipe(Effect.timeout(Duration.seconds(2)), Effect.ignore)
+const killGroup = (process: CommandExecutor.Process) => signalAndWait(process, "SIGKILL", Duration.seconds(2))
 
 /**
  * SIGTERM to the group, up to `grace` for the leader to exit, then SIGKILL to the group
@@ -85,7 +89,7 @@ const killGroup = (process: CommandExecutor.Process) =>
  * must not outlive the call.
  */
 const terminate = (process: CommandExecutor.Process, grace: Duration.Duration) =>
-  process.kill("SIGTERM").pipe(Effect.timeout(grace), Effect.ignore, Effect.zipRight(killGroup(process)))
+  Effect.zipRight(signalAndWait(process, "SIGTERM", grace), killGroup(process))
 
 /** Runs `spec` to its exit or its deadline; the process group never outlives the returned effect. */
 export const run = (spec: Spec): Effect.Effect<Outcome, PlatformError, CommandExecutor.CommandExecutor> =>

@@ -22,7 +22,8 @@ export interface Fixture {
   readonly at: (relative: string) => string
 }
 
-const create = (): Fixture => {
+/** Creates a fixture; {@link removeFixture} deletes it. Prefer {@link fixture} in a scope. */
+export const createFixture = (): Fixture => {
   const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "ah-tools-")))
   const root = path.join(base, "ws")
   const outside = path.join(base, "outside")
@@ -40,9 +41,11 @@ const create = (): Fixture => {
 
 /** A fresh fixture for the current scope. */
 export const fixture = Effect.acquireRelease(
-  Effect.sync(create),
-  (fx) => Effect.sync(() => fs.rmSync(fx.base, { recursive: true, force: true }))
+  Effect.sync(() => createFixture()),
+  (fx) => Effect.sync(() => removeFixture(fx))
 )
+
+export const removeFixture = (fx: Fixture) => fs.rmSync(fx.base, { recursive: true, force: true })
 
 /** Every entry outside the root with its type, size, mtime and (for files) content. */
 export const outsideSnapshot = (fx: Fixture): string => {

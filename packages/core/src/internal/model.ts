@@ -7,6 +7,7 @@ import { AiError, LanguageModel, Prompt, Response, Tool, Toolkit } from "@effect
 import { Effect, Either, ParseResult, Predicate, Schema } from "effect"
 import type { ModelErrorReason } from "../AgentError.js"
 import type * as Usage from "../Usage.js"
+import * as Strict from "./strict.js"
 
 /** A failed call or a bad envelope; the loop turns it into a `ModelError` with its snapshot. */
 export interface ModelFailure {
@@ -32,15 +33,13 @@ export interface Wire {
   readonly partSchema: Schema.Schema<Response.Part<Record<string, Tool.Any>>, Response.PartEncoded>
 }
 
-/** Any JSON object passes; the real schema is only advertised, and applied by the dispatcher. */
+/**
+ * Any JSON object passes; the real schema is advertised (in the form every provider's
+ * strict mode accepts, see `strict.ts`) and applied by the dispatcher.
+ */
 const permissiveParameters = (tool: Tool.Any) =>
   Schema.Struct({}, Schema.Record({ key: Schema.String, value: Schema.Unknown })).annotations({
-    jsonSchema: Tool.getJsonSchema(tool as Tool.Tool<string, {
-      readonly parameters: Tool.AnyParametersSchema
-      readonly success: Schema.Schema.Any
-      readonly failure: Schema.Schema.All
-      readonly failureMode: Tool.FailureMode
-    }>)
+    jsonSchema: Strict.strictJsonSchema(Tool.getJsonSchemaFromSchemaAst(tool.parametersSchema.ast))
   })
 
 export const makeWire = (tools: Record<string, Tool.Any>): Wire => {

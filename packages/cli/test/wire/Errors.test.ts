@@ -21,7 +21,7 @@ const providers: ReadonlyArray<readonly [string, Provider]> = [["openai", (s) =>
 const failWith = (provider: Provider, reply: ProviderServer.Reply) =>
   Effect.gen(function*() {
     const server = yield* ProviderServer.make([reply])
-    const error: AgentError | { readonly _tag: "InvalidOptions" } = yield* Agent.run({ prompt: "hi", toolkit: Tools }).pipe(
+    const error: AgentError.AgentError | { readonly _tag: "InvalidOptions" } = yield* Agent.run({ prompt: "hi", toolkit: Tools }).pipe(
       Effect.provide(provider(server)),
       Effect.provide(handlers),
       Effect.flip
@@ -32,7 +32,7 @@ const failWith = (provider: Provider, reply: ProviderServer.Reply) =>
     return error
   })
 
-const recordedErrors: ReadonlyArray<readonly [Fixture, number, AgentError["_tag"] extends never ? never : string]> = [
+const recordedErrors: ReadonlyArray<readonly [Fixture, number, AgentError.ModelErrorReason]> = [
   ["openai/error-400-invalid-request-temperature.json", 400, "bad_request"],
   ["openai/error-400-reasoning-item-without-following-item.json", 400, "bad_request"],
   ["openai/error-400-function-call-output-without-call.json", 400, "bad_request"],
@@ -67,7 +67,7 @@ const errorBody = (label: string, type: string, message: string) =>
 
 describe("statuses and faults no recording covers", () => {
   for (const [label, provider] of providers) {
-    const cases: ReadonlyArray<readonly [string, ProviderServer.Reply, string]> = [
+    const cases: ReadonlyArray<readonly [string, ProviderServer.Reply, AgentError.ModelErrorReason]> = [
       ["401", ProviderServer.Reply.json(errorBody(label, "authentication_error", "invalid x-api-key"), { status: 401 }), "authentication"],
       ["403", ProviderServer.Reply.json(errorBody(label, "permission_error", "not allowed"), { status: 403 }), "authentication"],
       ["500", ProviderServer.Reply.json(errorBody(label, "api_error", "Internal server error"), { status: 500 }), "unavailable"],

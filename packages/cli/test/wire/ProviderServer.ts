@@ -78,17 +78,21 @@ export const fixturesDir: string = Path.resolve(
  * fails saying so instead of with a bare ENOENT.
  */
 export const readFixture = (name: string): string => {
+  requireFixtures()
+  return Fs.readFileSync(Path.join(fixturesDir, name), "utf8")
+}
+
+const requireFixtures = () => {
   if (!Fs.existsSync(fixturesDir)) {
     throw new Error(
       `provider fixtures not found at ${fixturesDir}: they are expected in ../shared/fixtures/providers next to the repository`
     )
   }
-  return Fs.readFileSync(Path.join(fixturesDir, name), "utf8")
 }
 
 /** Every fixture file (`"openai/x.json"`, ...), documentation left out. */
 export const listFixtures = (): ReadonlyArray<string> => {
-  readFixture(".")
+  requireFixtures()
   return Fs.readdirSync(fixturesDir, { recursive: true, encoding: "utf8" })
     .map((entry) => entry.split(Path.sep).join("/"))
     .filter((entry) => /\.(json|sse|jsonl)$/.test(entry))

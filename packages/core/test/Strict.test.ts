@@ -128,6 +128,17 @@ describe("nulls for optional fields", () => {
     })
   })
 
+  it("a null for a field with a default is read as absent, so the default applies; classes are walked too", () =>
+    Effect.gen(function*() {
+      class Address extends Schema.Class<Address>("Address")({ city: Schema.String, zip: Schema.optional(Schema.String) }) {}
+      const Ship = Tool.make("ship", {
+        parameters: { to: Address, priority: Schema.optionalWith(Schema.Literal("low", "high"), { default: () => "low" as const }) }
+      })
+      assert.deepStrictEqual(StrictSchema.violations(advertised(Ship)), [])
+      const decoded = yield* decoder(Ship)({ to: { city: "Oslo", zip: null }, priority: null })
+      assert.deepStrictEqual(decoded, { to: new Address({ city: "Oslo" }), priority: "low" })
+    }))
+
   it("a null for a required field stays, and the real schema reports it with its path", () =>
     Effect.gen(function*() {
       const error = yield* Effect.flip(

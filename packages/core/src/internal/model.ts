@@ -163,7 +163,7 @@ interface Block {
  * end merged, so that a signature or encrypted reasoning sent at the end is kept.
  */
 export const collectStream = (
-  parts: Iterable<Response.StreamPart<Record<string, Tool.Any>>>
+  parts: Iterable<Response.AnyPart>
 ): Either.Either<Array<Response.AnyPart>, ModelFailure> => {
   const out: Array<Response.AnyPart | Block> = []
   const open = new Map<string, Block>()

@@ -32,6 +32,12 @@ const Invoice = Tool.make("invoice", {
   success: Schema.String
 })
 
+class Address extends Schema.Class<Address>("Address")({ city: Schema.String, zip: Schema.optional(Schema.String) }) {}
+
+const Ship = Tool.make("ship", { parameters: { to: Address }, success: Schema.String })
+
+const WithDefault = Schema.Struct({ priority: Schema.optionalWith(Schema.Literal("low", "high"), { default: () => "low" as const }) })
+
 const advertised = (tool: Tool.Any) => strictJsonSchema(Tool.getJsonSchemaFromSchemaAst(tool.parametersSchema.ast))
 
 const parameters = Invoice.parametersSchema as Schema.Schema<unknown, unknown, never>
@@ -130,13 +136,15 @@ describe("nulls for optional fields", () => {
 
   it("a null for a field with a default is read as absent, so the default applies; classes are walked too", () =>
     Effect.gen(function*() {
-      class Address extends Schema.Class<Address>("Address")({ city: Schema.String, zip: Schema.optional(Schema.String) }) {}
-      const Ship = Tool.make("ship", {
-        parameters: { to: Address, priority: Schema.optionalWith(Schema.Literal("low", "high"), { default: () => "low" as const }) }
-      })
       assert.deepStrictEqual(StrictSchema.violations(advertised(Ship)), [])
-      const decoded = yield* decoder(Ship)({ to: { city: "Oslo", zip: null }, priority: null })
-      assert.deepStrictEqual(decoded, { to: new Address({ city: "Oslo" }), priority: "low" })
+      const decoded = yield* decoder(Ship)({ to: { city: "Oslo", zip: null } })
+      assert.deepStrictEqual(decoded, { to: new Address({ city: "Oslo" }) })
+      const schema = WithDefault as Schema.Schema<unknown, unknown, never>
+      assert.deepStrictEqual(Schema.decodeUnknownSync(schema)(nullsAsAbsent(schema, { priority: null })), { priority: "low" })
+      assert.deepStrictEqual(
+        StrictSchema.violations(strictJsonSchema(Tool.getJsonSchemaFromSchemaAst(WithDefault.ast))),
+        []
+      )
     }))
 
   it("a null for a required field stays, and the real schema reports it with its path", () =>

@@ -144,12 +144,17 @@ describe("Anthropic Messages on the wire", () => {
       })
     }))
 
-  it.scoped("thinking straight before a tool_use (newer response fields) goes back whole; the next result answers its id", () =>
+  it.scoped("thinking straight before a tool_use (newer response fields) goes back whole; a failed tool is an is_error result", () =>
     Effect.gen(function*() {
       const server = yield* ProviderServer.make([reply(THINKING_TOOL), reply(SINGLE), reply(FINAL_CACHE)])
       const result = yield* Agent.run({ prompt: "check the sandbox, then Tokyo's weather", toolkit: Tools }).pipe(
         Effect.provide(anthropic(server)),
-        Effect.provide(handlers)
+        Effect.provide(Tools.toLayer({
+          get_user_country: () => Effect.succeed("Mexico"),
+          retrieve_entity_info: ({ name }) => Effect.succeed({ name, age: 0 }),
+          checkSandboxErrors: () => Effect.dieMessage("sandbox unreachable"),
+          getWeather: ({ location }) => Effect.succeed(`sunny in ${location}`)
+        }))
       )
       const [thinking, sandbox] = recorded(THINKING_TOOL).content
       const weather = recorded(SINGLE).content[0]!
@@ -159,7 +164,7 @@ describe("Anthropic Messages on the wire", () => {
         { type: "thinking", thinking: thinking!.thinking, signature: thinking!.signature },
         { type: "tool_use", id: sandbox!.id, name: "checkSandboxErrors", input: {} }
       ])
-      assert.deepStrictEqual(results(m2[2]).map((r) => [r.id, r.content.data]), [[sandbox!.id, []]])
+      assert.deepStrictEqual(results(m2[2]).map((r) => [r.id, r.isError, r.content.status]), [[sandbox!.id, true, "fatal_error"]])
       const m3 = messages(third)
       assert.deepStrictEqual(m3[3]?.content, [{ type: "tool_use", id: weather.id, name: "getWeather", input: { location: "Tokyo" } }])
       assert.deepStrictEqual(results(m3[4]).map((r) => [r.id, r.content.data]), [[weather.id, "sunny in Tokyo"]])

@@ -208,4 +208,19 @@ describe("OpenAI Responses on the wire", () => {
       assert.strictEqual(result.usage.reasoningTokens, 58)
       assert.strictEqual(result.usage.inputTokens, recorded(SINGLE).usage.input_tokens + final.usage.input_tokens)
     }))
+
+  // Known gap in @effect/ai-openai's non-streamed decoding: a reasoning item without
+  // summary parts becomes a reasoning part with only its item id, so its encrypted content
+  // never reaches the next request (streamed, it does: see Streaming.test.ts). Derived
+  // from the recording by emptying its summary, as reasoning without a summary is sent.
+  it.scoped.fails("a reasoning item without a summary goes back with its encrypted content (fails: the provider drops it)", () =>
+    Effect.gen(function*() {
+      const raw = recorded(REASONING)
+      const [reasoning] = raw.output
+      const noSummary = { ...raw, output: raw.output.map((item) => item.type === "reasoning" ? { ...item, summary: [] } : item) }
+      const server = yield* ProviderServer.make([ProviderServer.Reply.json(noSummary), reply(FINAL_CACHED)])
+      yield* Agent.run({ prompt: "plan", toolkit: Tools }).pipe(Effect.provide(openAi(server)), Effect.provide(handlers))
+      const sent = input(server.requests[1]).find((item) => item.type === "reasoning")
+      assert.deepStrictEqual(sent, { id: reasoning!.id, type: "reasoning", summary: [], encrypted_content: reasoning!.encrypted_content })
+    }))
 })

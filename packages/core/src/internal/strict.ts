@@ -136,7 +136,7 @@ const rewrite = (node: unknown): unknown => {
  */
 export const strictJsonSchema = (schema: object): object => rewrite(schema) as object
 
-const isOptionalNull = (ast: SchemaAST.AST): boolean => {
+const acceptsNull = (ast: SchemaAST.AST): boolean => {
   switch (ast._tag) {
     case "Literal":
       return ast.literal === null
@@ -144,13 +144,13 @@ const isOptionalNull = (ast: SchemaAST.AST): boolean => {
     case "AnyKeyword":
       return true
     case "Union":
-      return ast.types.some(isOptionalNull)
+      return ast.types.some(acceptsNull)
     case "Refinement":
-      return isOptionalNull(ast.from)
+      return acceptsNull(ast.from)
     case "Transformation":
-      return isOptionalNull(ast.from)
+      return acceptsNull(ast.from)
     case "Suspend":
-      return isOptionalNull(ast.f())
+      return acceptsNull(ast.f())
     default:
       return false
   }
@@ -172,7 +172,7 @@ const normalize = (ast: SchemaAST.AST, value: unknown, depth: number): unknown =
       for (const signature of ast.propertySignatures) {
         const key = signature.name
         if (typeof key !== "string" || !Object.hasOwn(out, key)) continue
-        if (out[key] === null && signature.isOptional && !isOptionalNull(signature.type)) delete out[key]
+        if (out[key] === null && signature.isOptional && !acceptsNull(signature.type)) delete out[key]
         else out[key] = normalize(signature.type, out[key], depth + 1)
       }
       return out

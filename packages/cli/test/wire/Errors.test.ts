@@ -74,10 +74,7 @@ describe("statuses and faults no recording covers", () => {
       ["503 with an HTML page", ProviderServer.Reply.text("<html>Service Unavailable</html>", { status: 503, headers: { "content-type": "text/html" } }), "unavailable"],
       ["200 with a body that is not JSON", ProviderServer.Reply.text("<html>captive portal</html>", { headers: { "content-type": "text/html" } }), "malformed_output"],
       ["200 with a JSON body of the wrong shape", ProviderServer.Reply.json({ hello: "world" }), "malformed_output"],
-      ["a connection reset before any byte", ProviderServer.Reply.reset(), "transport"],
-      // Headers arrived, the body did not: the client fails reading it, which @effect/ai
-      // reports as a response it could not decode.
-      ["a body cut off midway", ProviderServer.Reply.cut(ProviderServer.Reply.json({ id: "x", output: [], padding: "y".repeat(4000) }), 100), "malformed_output"]
+      ["a connection reset before any byte", ProviderServer.Reply.reset(), "transport"]
     ]
     for (const [what, reply, reason] of cases) {
       it.scoped(`${label}: ${what} -> ${reason}`, () =>
@@ -86,6 +83,28 @@ describe("statuses and faults no recording covers", () => {
           assert.strictEqual(error.reason, reason, error.description)
         }))
     }
+  }
+})
+
+const cutBody = () => ProviderServer.Reply.cut(ProviderServer.Reply.json({ id: "x", output: [], padding: "y".repeat(4000) }), 100)
+
+describe("a body cut off midway (the connection dies after the headers)", () => {
+  for (const [label, provider] of providers) {
+    // Known gap: the lost connection should read as transport (worth a retry), but
+    // @effect/ai's HttpResponseError.fromResponseError keeps only reason "Decode" and
+    // drops the cause, so fromAiError cannot tell it from a body that is not JSON.
+    it.scoped.fails(`${label}: -> transport (fails: reported as malformed_output)`, () =>
+      Effect.gen(function*() {
+        const error = yield* failWith(provider, cutBody())
+        assert.strictEqual(error.reason, "transport")
+      }))
+
+    it.scoped(`${label}: is reported as malformed_output today`, () =>
+      Effect.gen(function*() {
+        const error = yield* failWith(provider, cutBody())
+        assert.strictEqual(error.reason, "malformed_output")
+        assert.include(error.description, "Decode")
+      }))
   }
 })
 

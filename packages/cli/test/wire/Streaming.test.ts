@@ -49,6 +49,8 @@ const openAiHandlers = OpenAiTools.toLayer({
   calculator: ({ a, b, op }) => Effect.succeed(op === "add" ? a + b : op === "subtract" ? a - b : op === "multiply" ? a * b : a / b)
 })
 const AnthropicTools = Toolkit.make(SearchDocs)
+/** Both sets: the handlers above serve it, as handlers belong to tools, not toolkits. */
+const AllTools = Toolkit.make(FinalResult, Calculator, SearchDocs)
 const anthropicHandlers = AnthropicTools.toLayer({ searchDocs: ({ query }) => Effect.succeed([`${query}.md`]) })
 
 type Part = Response.AnyPart
@@ -225,7 +227,7 @@ describe("Agent.run({ streaming: true })", () => {
   ] as const) {
     const cutRun = Effect.gen(function*() {
       const server = yield* ProviderServer.make([ProviderServer.Reply.cut(body, 1500)])
-      const error = yield* Agent.run({ prompt: "go", toolkit: label === "openai" ? OpenAiTools : AnthropicTools, streaming: true }).pipe(
+      const error = yield* Agent.run({ prompt: "go", toolkit: AllTools, streaming: true }).pipe(
         Effect.provide(provider(server)),
         Effect.provide(openAiHandlers),
         Effect.provide(anthropicHandlers),

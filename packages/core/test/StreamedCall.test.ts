@@ -95,4 +95,19 @@ describe("Agent.run({ streaming: true })", () => {
       assert.strictEqual(error._tag, "ModelError")
       if (error._tag === "ModelError") assert.strictEqual(error.reason, "unavailable")
     }))
+
+  it.effect("a streamed call to an unknown tool fails the step as malformed_output (no raw-part recovery for streams)", () =>
+    Effect.gen(function*() {
+      const log = yield* makeLog
+      const error = yield* Agent.run({ prompt: "add", toolkit: Tools, streaming: true }).pipe(
+        Effect.provide(toolsLayer(log)),
+        Effect.provide(streamingModel([[
+          { type: "tool-call", id: "c1", name: "no_such_tool", params: {} },
+          { type: "finish", reason: "tool-calls", usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 } }
+        ]])),
+        Effect.flip
+      )
+      assert.strictEqual(error._tag, "ModelError")
+      if (error._tag === "ModelError") assert.strictEqual(error.reason, "malformed_output")
+    }))
 })

@@ -102,6 +102,14 @@ export interface Options<Tools extends Record<string, Tool.Any>> {
    * snapshot to resume a run; it runs on the run's fiber, so keep it short.
    */
   readonly onCheckpoint?: ((snapshot: RunSnapshot) => Effect.Effect<void>) | undefined
+  /**
+   * Ask the model with `streamText` and collect each response before acting on it
+   * (default false: `generateText`). The run sees the same turns either way; use it for
+   * providers or proxies that answer long requests only as a stream. A streamed response
+   * naming an unknown tool fails the step (`malformed_output`) instead of becoming an
+   * `UnknownTool` result, because `@effect/ai` drops the rest of such a stream.
+   */
+  readonly streaming?: boolean | undefined
 }
 
 /** A finished run: the snapshot plus the model's answer and why it stopped. */
@@ -227,7 +235,7 @@ const checkOptions = <Tools extends Record<string, Tool.Any>>(
         settings: env.settings,
         bound: bounded ? (result) => ToolOutput.bound(result, limits, env.tokenizer) : undefined
       },
-      wire: Model.makeWire(options.toolkit.tools),
+      wire: Model.makeWire(options.toolkit.tools, options.streaming === true),
       window: options.context ?? {}
     }
   })

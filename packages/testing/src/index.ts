@@ -3,3 +3,4 @@
  */
 export * as ScriptedModel from "./ScriptedModel.js"
 export * as Scenario from "./Scenario.js"
+export * as StrictSchema from "./StrictSchema.js"

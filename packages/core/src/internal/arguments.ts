@@ -2,6 +2,7 @@
 import { Tool } from "@effect/ai"
 import { Effect, Either, ParseResult, Schema } from "effect"
 import type * as ToolResult from "../ToolResult.js"
+import * as Strict from "./strict.js"
 
 const identifier = /^[A-Za-z_$][A-Za-z0-9_$]*$/
 
@@ -19,8 +20,13 @@ export const formatPath = (path: ReadonlyArray<PropertyKey>): string => {
 /** A decoder for one tool's parameters, built once per run. */
 export type Decoder = (raw: unknown) => Effect.Effect<unknown, { readonly reason: "not_json" | "schema"; readonly details: ReadonlyArray<ToolResult.Detail> }>
 
+/**
+ * Decodes with the tool's real schema. A `null` the advertised (strict) schema allowed
+ * for an optional field is read as the field being absent first (see `strict.ts`).
+ */
 export const decoder = (tool: Tool.Any): Decoder => {
-  const decode = Schema.decodeUnknown(tool.parametersSchema as Schema.Schema<unknown, unknown, never>, { errors: "all" })
+  const schema = tool.parametersSchema as Schema.Schema<unknown, unknown, never>
+  const decode = Schema.decodeUnknown(schema, { errors: "all" })
   return (raw) => {
     // Some providers hand arguments over as text; text that is not JSON is the model's
     // mistake, reported like any other invalid argument.
@@ -33,7 +39,7 @@ export const decoder = (tool: Tool.Any): Decoder => {
       }
       value = parsed.right
     }
-    return decode(value).pipe(
+    return decode(Strict.nullsAsAbsent(schema, value)).pipe(
       Effect.mapError((error) => ({
         reason: "schema" as const,
         details: ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => ({

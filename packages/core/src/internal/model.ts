@@ -4,9 +4,10 @@
  * call stays tied to its id, and the response envelope checked before anything acts on it.
  */
 import { AiError, LanguageModel, Prompt, Response, Tool, Toolkit } from "@effect/ai"
-import { Effect, Either, ParseResult, Predicate, Schema } from "effect"
+import { Effect, Either, ParseResult, Predicate, Schema, Stream } from "effect"
 import type { ModelErrorReason } from "../AgentError.js"
 import type * as Usage from "../Usage.js"
+import * as Strict from "./strict.js"
 
 /** A failed call or a bad envelope; the loop turns it into a `ModelError` with its snapshot. */
 export interface ModelFailure {
@@ -32,20 +33,20 @@ export interface ModelTurn {
 export interface Wire {
   readonly toolkit: Toolkit.WithHandler<Record<string, Tool.Any>>
   readonly partSchema: Schema.Schema<Response.Part<Record<string, Tool.Any>>, Response.PartEncoded>
+  /** Ask with `streamText` and collect the stream, instead of `generateText`. */
+  readonly streaming: boolean
 }
 
-/** Any JSON object passes; the real schema is only advertised, and applied by the dispatcher. */
+/**
+ * Any JSON object passes; the real schema is advertised (in the form every provider's
+ * strict mode accepts, see `strict.ts`) and applied by the dispatcher.
+ */
 const permissiveParameters = (tool: Tool.Any) =>
   Schema.Struct({}, Schema.Record({ key: Schema.String, value: Schema.Unknown })).annotations({
-    jsonSchema: Tool.getJsonSchema(tool as Tool.Tool<string, {
-      readonly parameters: Tool.AnyParametersSchema
-      readonly success: Schema.Schema.Any
-      readonly failure: Schema.Schema.All
-      readonly failureMode: Tool.FailureMode
-    }>)
+    jsonSchema: Strict.strictJsonSchema(Tool.getJsonSchemaFromSchemaAst(tool.parametersSchema.ast))
   })
 
-export const makeWire = (tools: Record<string, Tool.Any>): Wire => {
+export const makeWire = (tools: Record<string, Tool.Any>, streaming = false): Wire => {
   const wireTools: Record<string, Tool.Any> = {}
   for (const [name, tool] of Object.entries(tools)) {
     wireTools[name] = Tool.isUserDefined(tool) ? tool.setParameters(permissiveParameters(tool)) : tool
@@ -55,7 +56,7 @@ export const makeWire = (tools: Record<string, Tool.Any>): Wire => {
     // Never called: the harness disables tool-call resolution and dispatches itself.
     handle: (name) => Effect.die(`tool '${String(name)}' must be dispatched by the harness`)
   }
-  return { toolkit, partSchema: Response.Part(Toolkit.make(...Object.values(wireTools))) }
+  return { toolkit, partSchema: Response.Part(Toolkit.make(...Object.values(wireTools))), streaming }
 }
 
 const ToolCallEncoded = Schema.Struct({
@@ -176,19 +177,106 @@ const decodeRaw = (wire: Wire, raw: ReadonlyArray<unknown>): Either.Either<Array
   return Either.right(parts)
 }
 
+type Metadata = Record<string, Record<string, unknown> | undefined>
+
+/** Later pieces of a streamed part add to its metadata; an undefined value never erases one. */
+const mergeMetadata = (into: Metadata, from: Response.ProviderMetadata | undefined): void => {
+  for (const [provider, values] of Object.entries(from ?? {})) {
+    if (values === undefined) continue
+    const merged: Record<string, unknown> = { ...into[provider] }
+    for (const [key, value] of Object.entries(values)) if (value !== undefined) merged[key] = value
+    into[provider] = merged
+  }
+}
+
+interface Block {
+  readonly type: "text" | "reasoning"
+  text: string
+  readonly metadata: Metadata
+}
+
+/**
+ * Folds a stream into the parts `generateText` would have returned: deltas joined per
+ * block (in the order the blocks started), the metadata of a block's start, deltas and
+ * end merged, so that a signature or encrypted reasoning sent at the end is kept.
+ */
+export const collectStream = (
+  parts: Iterable<Response.AnyPart>
+): Either.Either<Array<Response.AnyPart>, ModelFailure> => {
+  const out: Array<Response.AnyPart | Block> = []
+  const open = new Map<string, Block>()
+  const block = (type: Block["type"], id: string): Block => {
+    const key = `${type}:${id}`
+    const existing = open.get(key)
+    if (existing !== undefined) return existing
+    const created: Block = { type, text: "", metadata: {} }
+    open.set(key, created)
+    out.push(created)
+    return created
+  }
+  for (const part of parts) {
+    switch (part.type) {
+      case "text-start":
+      case "text-end":
+        mergeMetadata(block("text", part.id).metadata, part.metadata)
+        break
+      case "reasoning-start":
+      case "reasoning-end":
+        mergeMetadata(block("reasoning", part.id).metadata, part.metadata)
+        break
+      case "text-delta":
+      case "reasoning-delta": {
+        const target = block(part.type === "text-delta" ? "text" : "reasoning", part.id)
+        target.text += part.delta
+        mergeMetadata(target.metadata, part.metadata)
+        break
+      }
+      case "error":
+        return Either.left({
+          reason: "unavailable",
+          description: `the provider reported an error in the stream: ${JSON.stringify(part.error)}`,
+          cause: part.error
+        })
+      case "tool-params-start":
+      case "tool-params-delta":
+      case "tool-params-end":
+        // The provider emits the whole call as a `tool-call` part once its params are complete.
+        break
+      default:
+        out.push(part)
+    }
+  }
+  return Either.right(out.map((item) =>
+    Response.isPart(item)
+      ? item
+      : Response.makePart(item.type, { text: item.text, metadata: item.metadata as Response.ProviderMetadata })
+  ))
+}
+
 /** Calls the model once. */
 export const call = (
   model: LanguageModel.Service,
   wire: Wire,
   prompt: Prompt.Prompt
-): Effect.Effect<ReadonlyArray<Response.AnyPart>, ModelFailure> =>
-  model.generateText({ prompt, toolkit: wire.toolkit, disableToolCallResolution: true }).pipe(
+): Effect.Effect<ReadonlyArray<Response.AnyPart>, ModelFailure> => {
+  const options = { prompt, toolkit: wire.toolkit, disableToolCallResolution: true } as const
+  if (wire.streaming) {
+    // A streamed call has no raw-part recovery: `@effect/ai` aborts the stream on the
+    // first chunk it cannot decode, so the parts after it are gone.
+    return model.streamText(options).pipe(
+      Stream.runCollect,
+      Effect.mapError(fromAiError),
+      Effect.flatMap((chunk) => collectStream(chunk))
+    )
+  }
+  return model.generateText(options).pipe(
     Effect.map((response): ReadonlyArray<Response.AnyPart> => response.content),
     Effect.catchAll((error) => {
       const raw = rawParts(error)
       return raw === undefined ? Effect.fail(fromAiError(error)) : decodeRaw(wire, raw)
     })
   )
+}
 
 const options = (metadata: Response.ProviderMetadata | undefined): Prompt.ProviderOptions =>
   (metadata ?? {}) as Prompt.ProviderOptions

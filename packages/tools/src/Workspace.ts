@@ -35,6 +35,14 @@ export interface Options {
   readonly maxComponentBytes?: number | undefined
   /** Entries `listDir` returns before it truncates (default 1000). */
   readonly maxListEntries?: number | undefined
+  /**
+   * Accept regular files with more than one hard link (default false). A hard link is a
+   * regular file inside the root that may share its content with a file outside, and no
+   * path check can tell, so by default such files are refused (`HARD_LINKED_FILE`). Set
+   * this for trees that use hard links legitimately (pnpm stores, `cp -al` copies) when no
+   * one who could plant a link to a secret has write access to the root.
+   */
+  readonly allowHardLinks?: boolean | undefined
 }
 
 /** The defaults of {@link Options}. */
@@ -181,7 +189,8 @@ export class Workspace extends Context.Tag("@agent-harness/tools/Workspace")<Wor
           procFd,
           maxReadBytes: positive(options.maxReadBytes, defaults.maxReadBytes),
           maxWriteBytes: positive(options.maxWriteBytes, defaults.maxWriteBytes),
-          maxListEntries: positive(options.maxListEntries, defaults.maxListEntries)
+          maxListEntries: positive(options.maxListEntries, defaults.maxListEntries),
+          allowHardLinks: options.allowHardLinks ?? false
         },
         {
           maxPathBytes: positive(options.maxPathBytes, defaults.maxPathBytes),

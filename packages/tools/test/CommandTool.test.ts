@@ -1,3 +1,4 @@
+import { ToolError } from "@agent-harness/core"
 import { assert, describe, it } from "@effect/vitest"
 import { Duration, Effect, Fiber, Layer } from "effect"
 import * as fs from "node:fs"
@@ -87,7 +88,10 @@ const layerFor = (fx: Fixture) =>
 const run = (fx: Fixture, preset: keyof typeof presets) =>
   Effect.gen(function*() {
     const toolkit = yield* Commands.toolkit
-    return (yield* toolkit.handle("run_command", { preset })).result
+    const { result } = yield* toolkit.handle("run_command", { preset })
+    // The handler's failures arrive on the error channel; this narrows the type.
+    if (result instanceof ToolError.BusinessError) return yield* Effect.fail(result)
+    return result
   }).pipe(Effect.provide(layerFor(fx)))
 
 describe("run_command", () => {
@@ -120,6 +124,7 @@ describe("run_command", () => {
       assert.strictEqual((yield* run(fx, "cwd")).stdout.text, fx.at("src"))
       fs.symlinkSync(fx.outside, fx.at("linked"))
       const error = yield* Effect.flip(run(fx, "linkedCwd"))
+      assert(error._tag === "BusinessError")
       assert.strictEqual(error.code, "INVALID_WORKING_DIRECTORY")
       assert.include(error.message, "SYMLINK_IN_PATH")
     }).pipe(Effect.scoped))
@@ -167,7 +172,7 @@ describe("run_command", () => {
     Effect.gen(function*() {
       const fx = yield* fixture
       const error = yield* Effect.flip(run(fx, "missing"))
-      assert.strictEqual(error._tag, "BusinessError")
+      assert(error._tag === "BusinessError")
       assert.strictEqual(error.code, "COMMAND_FAILED_TO_START")
       assert.include(error.message, "NotFound")
     }).pipe(Effect.scoped))

@@ -21,6 +21,8 @@ export interface Context {
   readonly maxReadBytes: number
   readonly maxWriteBytes: number
   readonly maxListEntries: number
+  /** Accept regular files with more than one link (see `Workspace.Options.allowHardLinks`). */
+  readonly allowHardLinks: boolean
   /**
    * Runs between the checks and the open. Only tests set it: it lets them swap a file
    * in that window deterministically instead of racing for it.
@@ -78,13 +80,13 @@ const kind = (stats: Stats): string =>
     ? "a symbolic link"
     : "a regular file"
 
-/** Refuses anything but a regular file with a single link. */
-const checkRegular = (stats: Stats, shown: string): Effect.Effect<void, WorkspaceError> =>
+/** Refuses anything but a regular file with a single link (unless hard links are allowed). */
+const checkRegular = (ctx: Context, stats: Stats, shown: string): Effect.Effect<void, WorkspaceError> =>
   stats.isSymbolicLink()
     ? fail("SYMLINK_IN_PATH", `'${shown}' is a symbolic link; links are not followed`)
     : !stats.isFile()
     ? fail("NOT_A_REGULAR_FILE", `'${shown}' is ${kind(stats)}, not a regular file`)
-    : stats.nlink > 1n
+    : stats.nlink > 1n && !ctx.allowHardLinks
     ? fail("HARD_LINKED_FILE", `'${shown}' has ${stats.nlink} hard links; files with more than one are refused`)
     : Effect.void
 
@@ -187,11 +189,11 @@ const openForRead = (ctx: Context, components: ReadonlyArray<string>) =>
     const { absolute, actual } = entry(dir, components[components.length - 1]!)
     const checked = yield* lstat(actual, shown)
     if (checked === undefined) return yield* fail("NOT_FOUND", `'${shown}' does not exist`)
-    yield* checkRegular(checked, shown)
+    yield* checkRegular(ctx, checked, shown)
     // O_NONBLOCK: a FIFO swapped in after the check must not block the open.
     const handle = yield* open(ctx, actual, absolute, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, shown)
     const stats = yield* verifyOpened(ctx, handle, absolute, shown, checked)
-    yield* checkRegular(stats, shown)
+    yield* checkRegular(ctx, stats, shown)
     return { handle, stats, shown }
   })
 
@@ -298,12 +300,12 @@ export const write = (
     const dir = yield* openDirectory(ctx, components.slice(0, -1), "PARENT_MISSING")
     const target = entry(dir, name)
     const existing = yield* lstat(target.actual, shown)
-    if (existing !== undefined) yield* checkRegular(existing, shown)
+    if (existing !== undefined) yield* checkRegular(ctx, existing, shown)
     if (expected !== undefined && (existing === undefined || !sameFile(existing, expected))) {
       return yield* fail("FILE_CHANGED_DURING_OPEN", `'${shown}' changed after it was read; read it again`)
     }
     const mode = existing === undefined ? 0o644 : Number(existing.mode & 0o777n)
-    const temporary = entry(dir, `.${name.slice(0, 200)}.${randomBytes(6).toString("hex")}.tmp`)
+    const temporary = entry(dir, `.${name.slice(0, 40)}.${randomBytes(6).toString("hex")}.tmp`)
     const removeTemporary = Effect.ignore(Effect.tryPromise(() => fs.promises.unlink(temporary.actual)))
     yield* Effect.gen(function*() {
       yield* Effect.scoped(Effect.gen(function*() {
@@ -315,7 +317,7 @@ export const write = (
         yield* attempt(shown, () => handle.datasync())
       }))
       const now = yield* lstat(target.actual, shown)
-      if (now !== undefined) yield* checkRegular(now, shown)
+      if (now !== undefined) yield* checkRegular(ctx, now, shown)
       if ((now === undefined) !== (existing === undefined) || (now !== undefined && existing !== undefined && now.ino !== existing.ino)) {
         return yield* changed(shown)
       }

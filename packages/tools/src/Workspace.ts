@@ -19,6 +19,7 @@
 import { Context, Effect, Either, Layer, Schema } from "effect"
 import * as Files from "./internal/files.js"
 import * as Paths from "./internal/paths.js"
+import * as Walk from "./internal/walk.js"
 import { WorkspaceError } from "./WorkspaceError.js"
 
 export { WorkspaceError } from "./WorkspaceError.js"
@@ -135,12 +136,12 @@ const makeService = (ctx: Files.Context, limits: Paths.Limits): Service => {
     Effect.gen(function*() {
       const components = yield* parse(path)
       const shown = Paths.display(components)
-      if (oldString.length === 0) return yield* Files.fail("INVALID_EDIT", "oldString must not be empty")
+      if (oldString.length === 0) return yield* Walk.fail("INVALID_EDIT", "oldString must not be empty")
       const before = yield* Files.read(ctx, components, true)
       const count = occurrences(before.content, oldString)
-      if (count === 0) return yield* Files.fail("NO_MATCH", `oldString does not occur in '${shown}'`)
+      if (count === 0) return yield* Walk.fail("NO_MATCH", `oldString does not occur in '${shown}'`)
       if (count > 1) {
-        return yield* Files.fail("AMBIGUOUS_MATCH", `oldString occurs more than once in '${shown}'; include more context`)
+        return yield* Walk.fail("AMBIGUOUS_MATCH", `oldString occurs more than once in '${shown}'; include more context`)
       }
       const at = before.content.indexOf(oldString)
       const after = before.content.slice(0, at) + newString + before.content.slice(at + oldString.length)
@@ -165,7 +166,7 @@ const makeService = (ctx: Files.Context, limits: Paths.Limits): Service => {
       Effect.flatMap(parse(path), (components) =>
         Effect.map(Files.list(ctx, components), (listing) => ({ path: Paths.display(components), ...listing }))),
     editFile,
-    resolveDirectory: (path) => Effect.flatMap(parse(path), (components) => Files.directory(ctx, components))
+    resolveDirectory: (path) => Effect.flatMap(parse(path), (components) => Walk.directory(ctx, components))
   }
 }
 
@@ -181,8 +182,8 @@ export class Workspace extends Context.Tag("@agent-harness/tools/Workspace")<Wor
   /** Opens a workspace on `root`; fails with `ROOT_INVALID` if it is not an existing directory. */
   static readonly make = (root: string, options: Options = {}): Effect.Effect<Service, WorkspaceError> =>
     Effect.gen(function*() {
-      const real = yield* Files.resolveRoot(root)
-      const procFd = yield* Files.hasProcFd
+      const real = yield* Walk.resolveRoot(root)
+      const procFd = yield* Walk.hasProcFd
       return makeService(
         {
           root: real,

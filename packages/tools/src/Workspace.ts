@@ -22,6 +22,7 @@ import * as Paths from "./internal/paths.js"
 import * as Walk from "./internal/walk.js"
 import { WorkspaceError } from "./WorkspaceError.js"
 
+/** The error every workspace operation fails with; also exported as the `WorkspaceError` module. */
 export { WorkspaceError } from "./WorkspaceError.js"
 
 /** Limits of a workspace; every field has a default. */

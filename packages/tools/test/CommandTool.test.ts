@@ -65,6 +65,7 @@ const presets = {
     timeout: "1 second",
     killGrace: "300 millis"
   },
+  sleeper: { description: "sleeps past its deadline", command: "/bin/sleep", args: ["30"], timeout: "500 millis" },
   longStubborn: {
     description: "ignores SIGTERM for a minute",
     command: "/bin/sh",
@@ -175,6 +176,16 @@ describe("run_command", () => {
       assert(error._tag === "BusinessError")
       assert.strictEqual(error.code, "COMMAND_FAILED_TO_START")
       assert.include(error.message, "NotFound")
+    }).pipe(Effect.scoped))
+
+  it.live("at the deadline, a process that honours SIGTERM ends by it, within the grace period", () =>
+    Effect.gen(function*() {
+      const fx = yield* fixture
+      const result = yield* run(fx, "sleeper")
+      assert.strictEqual(result.timedOut, true)
+      assert.strictEqual(result.exitCode, null)
+      assert.strictEqual(result.signal, "SIGTERM")
+      assert.isBelow(result.durationMs, 500 + 500)
     }).pipe(Effect.scoped))
 
   it.live("at the deadline, a TERM-ignoring parent and its sleeping grandchild are killed within a second", () =>

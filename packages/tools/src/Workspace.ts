@@ -19,8 +19,10 @@
 import { Context, Effect, Either, Layer, Schema } from "effect"
 import * as Files from "./internal/files.js"
 import * as Paths from "./internal/paths.js"
+import * as Walk from "./internal/walk.js"
 import { WorkspaceError } from "./WorkspaceError.js"
 
+/** The error every workspace operation fails with; also exported as the `WorkspaceError` module. */
 export { WorkspaceError } from "./WorkspaceError.js"
 
 /** Limits of a workspace; every field has a default. */
@@ -35,6 +37,14 @@ export interface Options {
   readonly maxComponentBytes?: number | undefined
   /** Entries `listDir` returns before it truncates (default 1000). */
   readonly maxListEntries?: number | undefined
+  /**
+   * Accept regular files with more than one hard link (default false). A hard link is a
+   * regular file inside the root that may share its content with a file outside, and no
+   * path check can tell, so by default such files are refused (`HARD_LINKED_FILE`). Set
+   * this for trees that use hard links legitimately (pnpm stores, `cp -al` copies) when no
+   * one who could plant a link to a secret has write access to the root.
+   */
+  readonly allowHardLinks?: boolean | undefined
 }
 
 /** The defaults of {@link Options}. */
@@ -127,12 +137,12 @@ const makeService = (ctx: Files.Context, limits: Paths.Limits): Service => {
     Effect.gen(function*() {
       const components = yield* parse(path)
       const shown = Paths.display(components)
-      if (oldString.length === 0) return yield* Files.fail("INVALID_EDIT", "oldString must not be empty")
+      if (oldString.length === 0) return yield* Walk.fail("INVALID_EDIT", "oldString must not be empty")
       const before = yield* Files.read(ctx, components, true)
       const count = occurrences(before.content, oldString)
-      if (count === 0) return yield* Files.fail("NO_MATCH", `oldString does not occur in '${shown}'`)
+      if (count === 0) return yield* Walk.fail("NO_MATCH", `oldString does not occur in '${shown}'`)
       if (count > 1) {
-        return yield* Files.fail("AMBIGUOUS_MATCH", `oldString occurs more than once in '${shown}'; include more context`)
+        return yield* Walk.fail("AMBIGUOUS_MATCH", `oldString occurs more than once in '${shown}'; include more context`)
       }
       const at = before.content.indexOf(oldString)
       const after = before.content.slice(0, at) + newString + before.content.slice(at + oldString.length)
@@ -157,7 +167,7 @@ const makeService = (ctx: Files.Context, limits: Paths.Limits): Service => {
       Effect.flatMap(parse(path), (components) =>
         Effect.map(Files.list(ctx, components), (listing) => ({ path: Paths.display(components), ...listing }))),
     editFile,
-    resolveDirectory: (path) => Effect.flatMap(parse(path), (components) => Files.directory(ctx, components))
+    resolveDirectory: (path) => Effect.flatMap(parse(path), (components) => Walk.directory(ctx, components))
   }
 }
 
@@ -173,15 +183,16 @@ export class Workspace extends Context.Tag("@agent-harness/tools/Workspace")<Wor
   /** Opens a workspace on `root`; fails with `ROOT_INVALID` if it is not an existing directory. */
   static readonly make = (root: string, options: Options = {}): Effect.Effect<Service, WorkspaceError> =>
     Effect.gen(function*() {
-      const real = yield* Files.resolveRoot(root)
-      const procFd = yield* Files.hasProcFd
+      const real = yield* Walk.resolveRoot(root)
+      const procFd = yield* Walk.hasProcFd
       return makeService(
         {
           root: real,
           procFd,
           maxReadBytes: positive(options.maxReadBytes, defaults.maxReadBytes),
           maxWriteBytes: positive(options.maxWriteBytes, defaults.maxWriteBytes),
-          maxListEntries: positive(options.maxListEntries, defaults.maxListEntries)
+          maxListEntries: positive(options.maxListEntries, defaults.maxListEntries),
+          allowHardLinks: options.allowHardLinks ?? false
         },
         {
           maxPathBytes: positive(options.maxPathBytes, defaults.maxPathBytes),

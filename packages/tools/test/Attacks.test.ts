@@ -237,9 +237,14 @@ const listen = (file: string) =>
   Effect.acquireRelease(
     Effect.async<net.Server>((resume) => {
       const server = net.createServer()
-      server.listen(file, () => resume(Effect.succeed(server)))
+      server.listen(file, () => {
+        resume(Effect.succeed(server))
+      })
     }),
-    (server) => Effect.async<void>((resume) => server.close(() => resume(Effect.void)))
+    (server) =>
+      Effect.async<void>((resume) => {
+        server.close(() => resume(Effect.void))
+      })
   ).pipe(Effect.asVoid)
 
 /** Every attempt in the corpus. */

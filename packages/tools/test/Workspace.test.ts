@@ -169,6 +169,21 @@ describe("listDir", () => {
     }))
 })
 
+describe("allowHardLinks", () => {
+  it.scoped("reads hard-linked files only when allowed; a write replaces the link, never the other file", () =>
+    Effect.gen(function*() {
+      const fx = yield* fixture
+      fs.writeFileSync(fx.at("original.txt"), "shared\n")
+      fs.linkSync(fx.at("original.txt"), fx.at("linked.txt"))
+      assert.strictEqual(yield* code((yield* workspaceOf(fx)).readFile("linked.txt")), "HARD_LINKED_FILE")
+      const ws = yield* workspaceOf(fx, { allowHardLinks: true })
+      assert.strictEqual((yield* ws.readFile("linked.txt")).content, "shared\n")
+      yield* ws.writeFile("linked.txt", "replaced\n")
+      assert.strictEqual(fs.readFileSync(fx.at("original.txt"), "utf8"), "shared\n")
+      assert.strictEqual(fs.readFileSync(fx.at("linked.txt"), "utf8"), "replaced\n")
+    }))
+})
+
 describe("parsePath", () => {
   it("normalises '.' and empty components and refuses the rest by code", () => {
     assert.deepStrictEqual(Workspace.parsePath("./a//b/./c/"), Either.right(["a", "b", "c"]))

@@ -76,6 +76,7 @@ export const filesContext = (fx: Fixture, beforeOpen?: (absolute: string) => Eff
   maxReadBytes: 1024,
   maxWriteBytes: 1024 * 1024,
   maxListEntries: 100,
+  allowHardLinks: false,
   beforeOpen
 })
 

@@ -1,4 +1,5 @@
 /** What is left running, read from /proc; zombies count as gone (PID 1 here may not reap them). */
+import { Effect } from "effect"
 import * as fs from "node:fs"
 
 interface ProcStat {
@@ -36,3 +37,19 @@ export const liveInGroup = (pgid: number): ReadonlyArray<number> =>
 /** The pids a test script wrote to a file, one a line. */
 export const readPids = (file: string): ReadonlyArray<number> =>
   fs.readFileSync(file, "utf8").split("\n").filter((line) => line.trim() !== "").map(Number)
+
+/**
+ * The live members of a group once they have had `withinMs` to die. SIGKILL is delivered
+ * at once, but each process still has to be scheduled to exit, so a check made the same
+ * millisecond can see a member that is already doomed.
+ */
+export const groupAfter = (pgid: number, withinMs: number): Effect.Effect<ReadonlyArray<number>> =>
+  Effect.gen(function*() {
+    const deadline = Date.now() + withinMs
+    let live = liveInGroup(pgid)
+    while (live.length > 0 && Date.now() < deadline) {
+      yield* Effect.sleep("10 millis")
+      live = liveInGroup(pgid)
+    }
+    return live
+  })

@@ -9,7 +9,7 @@
 import * as Command from "@effect/platform/Command"
 import type * as CommandExecutor from "@effect/platform/CommandExecutor"
 import type { PlatformError } from "@effect/platform/Error"
-import { Clock, Duration, Effect, Either, Fiber, Option, Stream } from "effect"
+import { Clock, Duration, Effect, Either, Fiber, Option, Ref, Stream } from "effect"
 
 /** What to run; every path and name has been checked by the caller. */
 export interface Spec {
@@ -77,19 +77,19 @@ const signalOf = (error: PlatformError): string => /signal:\s*(SIG[A-Z0-9]+)/.ex
 
 // These also run as finalizers, which are uninterruptible: the wait for the exit is made
 // interruptible again, or the timeout could never cut it short.
-const signalAndWait = (process: CommandExecutor.Process, signal: "SIGTERM" | "SIGKILL", wait: Duration.Duration) =>
-  Effect.interruptible(process.kill(signal)).pipe(Effect.timeout(wait), Effect.ignore)
+const signalAndWait = (child: CommandExecutor.Process, signal: "SIGTERM" | "SIGKILL", wait: Duration.Duration) =>
+  Effect.interruptible(child.kill(signal)).pipe(Effect.timeout(wait), Effect.ignore)
 
 /** SIGKILL to the group; an empty group (ESRCH) is not an error. */
-const killGroup = (process: CommandExecutor.Process) => signalAndWait(process, "SIGKILL", Duration.seconds(2))
+const killGroup = (child: CommandExecutor.Process) => signalAndWait(child, "SIGKILL", Duration.seconds(2))
 
 /**
  * SIGTERM to the group, up to `grace` for the leader to exit, then SIGKILL to the group
  * whether or not it did: a child that ignores SIGTERM, or one the leader left behind,
  * must not outlive the call.
  */
-const terminate = (process: CommandExecutor.Process, grace: Duration.Duration) =>
-  Effect.zipRight(signalAndWait(process, "SIGTERM", grace), killGroup(process))
+const terminate = (child: CommandExecutor.Process, grace: Duration.Duration) =>
+  Effect.zipRight(signalAndWait(child, "SIGTERM", grace), killGroup(child))
 
 /** Runs `spec` to its exit or its deadline; the process group never outlives the returned effect. */
 export const run = (spec: Spec): Effect.Effect<Outcome, PlatformError, CommandExecutor.CommandExecutor> =>
@@ -101,23 +101,29 @@ export const run = (spec: Spec): Effect.Effect<Outcome, PlatformError, CommandEx
       Command.stdin(Stream.empty)
     )
     const started = yield* Clock.currentTimeMillis
-    const process = yield* Command.start(command)
+    const child = yield* Command.start(command)
+    const settled = yield* Ref.make(false)
     // Finalizers run last in, first out: this one runs before the platform's, which
     // would otherwise send SIGTERM and wait forever for a child that ignores it. It is
-    // what kills the group when the caller is interrupted (a run's deadline).
-    yield* Effect.addFinalizer(() => terminate(process, spec.grace))
+    // what kills the group when the caller is interrupted (a run's deadline). Once the
+    // group has been dealt with it does nothing, so a reused process group id is never
+    // signalled.
+    yield* Effect.addFinalizer(() =>
+      Effect.flatMap(Ref.get(settled), (done) => (done ? Effect.void : terminate(child, spec.grace)))
+    )
     const stdout = new Capture(spec.maxOutputBytes)
     const stderr = new Capture(spec.maxOutputBytes)
     const readers = yield* Effect.fork(
-      Effect.all([drain(process.stdout, stdout), drain(process.stderr, stderr)], { concurrency: 2, discard: true })
+      Effect.all([drain(child.stdout, stdout), drain(child.stderr, stderr)], { concurrency: 2, discard: true })
     )
-    const exited = yield* Effect.timeoutOption(Effect.either(process.exitCode), spec.timeout)
+    const exited = yield* Effect.timeoutOption(Effect.either(child.exitCode), spec.timeout)
     const timedOut = Option.isNone(exited)
     // Also after a normal exit: whatever the leader left running in its group goes too.
-    yield* timedOut ? terminate(process, spec.grace) : killGroup(process)
+    yield* timedOut ? terminate(child, spec.grace) : killGroup(child)
+    yield* Ref.set(settled, true)
     const exit = Option.isSome(exited)
       ? Option.some(exited.value)
-      : yield* Effect.timeoutOption(Effect.either(process.exitCode), Duration.seconds(2))
+      : yield* Effect.timeoutOption(Effect.either(child.exitCode), Duration.seconds(2))
     // With the group gone the pipes reach end of file, unless a process that left the
     // group (setsid) holds them: wait only briefly for the last bytes.
     yield* Effect.ignore(Effect.timeout(Fiber.join(readers), spec.grace))

@@ -21,7 +21,7 @@ const providers: ReadonlyArray<readonly [string, Provider]> = [["openai", (s) =>
 const failWith = (provider: Provider, reply: ProviderServer.Reply) =>
   Effect.gen(function*() {
     const server = yield* ProviderServer.make([reply])
-    const error: AgentError.AgentError | { readonly _tag: "InvalidOptions" } = yield* Agent.run({ prompt: "hi", toolkit: Tools }).pipe(
+    const error: AgentError.AgentError | { readonly _tag: "InvalidOptions" } = yield* Agent.run({ prompt: "hi", toolkit: Tools, retry: false }).pipe(
       Effect.provide(provider(server)),
       Effect.provide(handlers),
       Effect.flip
@@ -72,7 +72,8 @@ describe("statuses and faults no recording covers", () => {
       ["403", ProviderServer.Reply.json(errorBody(label, "permission_error", "not allowed"), { status: 403 }), "authentication"],
       ["500", ProviderServer.Reply.json(errorBody(label, "api_error", "Internal server error"), { status: 500 }), "unavailable"],
       ["503 with an HTML page", ProviderServer.Reply.text("<html>Service Unavailable</html>", { status: 503, headers: { "content-type": "text/html" } }), "unavailable"],
-      ["200 with a body that is not JSON", ProviderServer.Reply.text("<html>captive portal</html>", { headers: { "content-type": "text/html" } }), "malformed_output"],
+      // The bytes that arrived are not the provider's answer (a proxy, a captive portal): transport.
+      ["200 with a body that is not JSON", ProviderServer.Reply.text("<html>captive portal</html>", { headers: { "content-type": "text/html" } }), "transport"],
       ["200 with a JSON body of the wrong shape", ProviderServer.Reply.json({ hello: "world" }), "malformed_output"],
       ["a connection reset before any byte", ProviderServer.Reply.reset(), "transport"]
     ]
@@ -90,19 +91,12 @@ const cutBody = () => ProviderServer.Reply.cut(ProviderServer.Reply.json({ id: "
 
 describe("a body cut off midway (the connection dies after the headers)", () => {
   for (const [label, provider] of providers) {
-    // Known gap: the lost connection should read as transport (worth a retry), but
-    // @effect/ai's HttpResponseError.fromResponseError keeps only reason "Decode" and
-    // drops the cause, so fromAiError cannot tell it from a body that is not JSON.
-    it.scoped.fails(`${label}: -> transport (fails: reported as malformed_output)`, () =>
+    // @effect/ai's HttpResponseError keeps only reason "Decode" (the cause is dropped), so a
+    // lost connection and a body that is not JSON look alike; both are transport faults.
+    it.scoped(`${label}: -> transport`, () =>
       Effect.gen(function*() {
         const error = yield* failWith(provider, cutBody())
         assert.strictEqual(error.reason, "transport")
-      }))
-
-    it.scoped(`${label}: is reported as malformed_output today`, () =>
-      Effect.gen(function*() {
-        const error = yield* failWith(provider, cutBody())
-        assert.strictEqual(error.reason, "malformed_output")
         assert.include(error.description, "Decode")
       }))
   }
@@ -115,18 +109,11 @@ describe("a 4xx whose body is not the provider's error envelope (a proxy or gate
       assert.strictEqual(error.reason, "authentication")
     }))
 
-  // Known gap, in @effect/ai-anthropic rather than in fromAiError: its client decodes every
-  // 4xx body as Anthropic's error envelope and, when that fails, raises MalformedOutput
-  // without the status, so the harness can only say malformed_output. Expected: by status.
-  it.scoped.fails("anthropic: 403 with an HTML page -> authentication (fails: reported as malformed_output)", () =>
+  // @effect/ai-anthropic decodes every 4xx body as Anthropic's error envelope; when that
+  // fails the status survives only on the HttpResponseError, which the harness reads.
+  it.scoped("anthropic: 403 with an HTML page -> authentication", () =>
     Effect.gen(function*() {
       const error = yield* failWith((s) => anthropic(s), ProviderServer.Reply.text("<html>Forbidden</html>", { status: 403 }))
       assert.strictEqual(error.reason, "authentication")
-    }))
-
-  it.scoped("anthropic: 403 with an HTML page is reported as malformed_output today", () =>
-    Effect.gen(function*() {
-      const error = yield* failWith((s) => anthropic(s), ProviderServer.Reply.text("<html>Forbidden</html>", { status: 403 }))
-      assert.strictEqual(error.reason, "malformed_output")
     }))
 })

@@ -161,7 +161,7 @@ describe("OpenAI Responses on the wire", () => {
   it.scoped("the trimmed recording as stored is refused by the provider's schema: a malformed_output ModelError", () =>
     Effect.gen(function*() {
       const server = yield* ProviderServer.make([reply(SINGLE), reply(FINAL_PHASES)])
-      const error = yield* Agent.run({ prompt: "news?", toolkit: Tools }).pipe(
+      const error = yield* Agent.run({ prompt: "news?", toolkit: Tools, retry: false }).pipe(
         Effect.provide(openAi(server, "gpt-5.3-codex")),
         Effect.provide(handlers),
         Effect.flip

@@ -86,13 +86,20 @@ const transientStatus = (status: number) => status === 408 || status === 409 || 
 /** An exhausted quota is a 429 too, but waiting does not refill it. */
 const quotaExhausted = (body: string | undefined) => body !== undefined && body.includes("insufficient_quota")
 
+/**
+ * A response whose body could not be read or decoded (`@effect/ai` keeps only "Decode",
+ * not the cause), while the status said it had succeeded: a cut connection, a proxy's page.
+ * With an error status, the status says more than the unreadable body.
+ */
+const bodyLost = (error: AiError.HttpResponseError) => error.reason !== "StatusCode" && error.response.status < 400
+
 const responseRetryable = (error: AiError.HttpResponseError): boolean => {
   // Anthropic tells clients outright; its word beats the status.
   const should = error.response.headers["x-should-retry"]
   if (should === "true") return true
   if (should === "false") return false
-  // A body that failed to arrive or parse is a transport fault, whatever the status said.
-  if (error.reason !== "StatusCode") return true
+  // A success whose body failed to arrive or parse is a transport fault.
+  if (bodyLost(error)) return true
   return transientStatus(error.response.status) && !quotaExhausted(error.body)
 }
 
@@ -105,7 +112,7 @@ export const fromAiError = (error: AiError.AiError): ModelFailure => {
       return { reason: "transport", description: error.message, cause: error, ...retryable(error.reason === "Transport") }
     case "HttpResponseError":
       return {
-        reason: error.reason === "StatusCode" ? statusReason(error.response.status) : "transport",
+        reason: bodyLost(error) ? "transport" : statusReason(error.response.status),
         description: error.message,
         cause: error,
         ...retryable(responseRetryable(error))

@@ -133,6 +133,43 @@ describe("agent-harness run", () => {
     }), { timeout: 30_000 })
 })
 
+/** An OTLP/HTTP receiver on 127.0.0.1 keeping the paths and bodies it is sent. */
+const otlpReceiver = Effect.acquireRelease(
+  Effect.async<{ readonly url: string; readonly received: Array<{ readonly path: string; readonly body: string }>; readonly server: http.Server }>((resume) => {
+    const received: Array<{ path: string; body: string }> = []
+    const server = http.createServer((req, res) => {
+      const chunks: Array<Buffer> = []
+      req.on("data", (c: Buffer) => chunks.push(c))
+      req.on("end", () => {
+        received.push({ path: req.url ?? "", body: Buffer.concat(chunks).toString("utf8") })
+        res.writeHead(200, { "content-type": "application/json" })
+        res.end("{}")
+      })
+    })
+    server.listen(0, "127.0.0.1", () => resume(Effect.succeed({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, received, server })))
+  }),
+  ({ server }) => Effect.async<void>((resume) => void server.close(() => resume(Effect.void)))
+)
+
+describe("agent-harness demo", () => {
+  it.scopedLive("--otlp exports the run's trace to the receiver", () =>
+    Effect.gen(function*() {
+      const receiver = yield* otlpReceiver
+      const { exit, text } = yield* invoke(["demo", "invoice", "--otlp", receiver.url])
+      assert(Exit.isSuccess(exit), text)
+      const traces = receiver.received.filter((r) => r.path === "/v1/traces").map((r) => r.body).join("\n")
+      assert.include(traces, "invoke_agent invoice-agent")
+      assert.include(traces, "execute_tool compute_tax")
+    }), { timeout: 30_000 })
+
+  it.scoped("--otlp with a URL that is not one: one line", () =>
+    Effect.gen(function*() {
+      const { exit, text } = yield* invoke(["demo", "invoice", "--otlp", "not a url"])
+      assert.include(failureMessage(exit), "not a url")
+      assert.strictEqual(text, "")
+    }))
+})
+
 describe("the agent-harness executable", () => {
   const bin = (args: ReadonlyArray<string>) =>
     Effect.async<{ readonly code: number | null; readonly stdout: string; readonly stderr: string }>((resume) => {

@@ -3,6 +3,7 @@ import type { HarnessEvent } from "@agent-harness/core"
 import { NodeContext } from "@effect/platform-node"
 import { FileSystem } from "@effect/platform"
 import { assert, describe, it } from "@effect/vitest"
+import { LanguageModel } from "@effect/ai"
 import { Effect, Layer } from "effect"
 import * as path from "node:path"
 
@@ -120,6 +121,28 @@ describe("rendering", () => {
       assert.match(lines[2]!, /^ {2}✗ compute_tax +business_error +\d+ ms {2}UNSUPPORTED_JURISDICTION$/)
       assert.include(text, "outcome    success\nsteps      3\ntool calls 3\ntokens     not reported by the model\ntime       12 ms\n")
       assert.notInclude(text, "\r")
+    }))
+
+  it.live("on a terminal, a spinner while the model works, cleared before each line", () =>
+    Effect.gen(function*() {
+      const memory = yield* Render.Output.memory(true)
+      const offline = yield* OfflineModel.make("invoice", InvoiceDemo.policy)
+      // A model that thinks for 200 ms, so that the spinner turns.
+      const slow = Layer.succeed(LanguageModel.LanguageModel, {
+        ...offline,
+        generateText: (options) => Effect.zipRight(Effect.sleep("200 millis"), offline.generateText(options))
+      } as LanguageModel.Service)
+      yield* Effect.gen(function*() {
+        const runner = yield* InvoiceDemo.prepare({ provider: "offline" })
+        const renderer = yield* Render.make({ json: false })
+        const exit = yield* Effect.exit(runner(renderer.onEvent).pipe(Effect.provide(slow)))
+        yield* renderer.finish(exit, 5)
+      }).pipe(Effect.scoped, Effect.provide(Layer.succeed(Render.Output, memory.service)))
+      const text = memory.text()
+      assert.include(text, "\r\x1b[2K⠋ step 1  waiting for the model")
+      assert.include(text, "\r\x1b[2K⠙ step 1  waiting for the model")
+      assert.include(text, "\r\x1b[2Kstep 1  model")
+      assert.include(text, "outcome    success")
     }))
 
   it.effect("--json: one JSON document with the outcome and every event, nothing else", () =>

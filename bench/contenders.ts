@@ -172,6 +172,30 @@ const effectHistory = (n: number): Array<Prompt.Message> =>
       ? Prompt.makeMessage("user", { content: [Prompt.makePart("text", { text: `question ${i}: ${"x".repeat(80)}` })] })
       : Prompt.makeMessage("assistant", { content: [Prompt.makePart("text", { text: `answer ${i}: ${"y".repeat(80)}` })] }))
 
+/**
+ * Not a contender: only the `generateText` calls a run makes (tool-call resolution off,
+ * as the harness makes them), nothing else. Every `@effect/ai` provider is built with
+ * `LanguageModel.make`, whose `generateText` rebuilds and compiles the response schema
+ * from the toolkit on every call: this is the floor of any loop over a `LanguageModel`.
+ */
+export const generateTextOnly = (script: Script): RunOnce => {
+  const runtime = effectRuntime(script)
+  const wire = Toolkit.make(Add.setSuccess(Schema.Unknown))
+  const program = Effect.gen(function*() {
+    const model = yield* LanguageModel.LanguageModel
+    const toolkit = yield* wire
+    let prompt = Prompt.make(userPrompt)
+    for (let i = 0; i < script.steps; i++) {
+      const response = yield* model.generateText({ prompt, toolkit, disableToolCallResolution: true })
+      if (response.toolCalls.length === 0) return response.text
+      // Keep the prompt the same length as the others' without building results.
+      prompt = Prompt.fromMessages([...prompt.content, Prompt.makeMessage("assistant", { content: [] })])
+    }
+    return yield* Effect.dieMessage("generateText only: out of steps")
+  }).pipe(Effect.provide(wire.toLayer({ add: () => Effect.die("not called") })))
+  return () => runtime.runPromise(program)
+}
+
 /** `Agent.run` with the default options: no tracer, no observer. */
 export const agentRun = (script: Script): RunOnce => {
   const runtime = effectRuntime(script)
@@ -319,5 +343,6 @@ export const contenders: ReadonlyArray<{ readonly name: string; readonly make: (
   { name: "@effect/ai loop", make: effectAiLoop },
   { name: "Agent.run", make: agentRun },
   { name: "Vercel AI SDK", make: vercelAi },
-  { name: "OpenAI Agents SDK", make: openAiAgents }
+  { name: "OpenAI Agents SDK", make: openAiAgents },
+  { name: "(floor) generateText only", make: generateTextOnly }
 ]

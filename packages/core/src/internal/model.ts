@@ -29,7 +29,8 @@ export interface ModelTurn {
 /** What a run prepares once and uses for every model call. */
 export interface Wire {
   readonly toolkit: Toolkit.WithHandler<Record<string, Tool.Any>>
-  readonly partSchema: Schema.Schema<Response.Part<Record<string, Tool.Any>>, Response.PartEncoded>
+  /** The schema of a response part, for recovering refused responses; built on first use. */
+  readonly partSchema: () => Schema.Schema<Response.Part<Record<string, Tool.Any>>, Response.PartEncoded>
 }
 
 /** Any JSON object passes; the real schema is only advertised, and applied by the dispatcher. */
@@ -43,17 +44,38 @@ const permissiveParameters = (tool: Tool.Any) =>
     }>)
   })
 
+/**
+ * The tool as the model sees it. Its success and failure schemas are dropped as well:
+ * `LanguageModel` rebuilds a response schema from every tool's schemas on each call, and
+ * the harness never lets it decode a result of a tool it runs itself, so carrying the
+ * real ones would only make every call rebuild them.
+ */
+const wireTool = (tool: Tool.Any): Tool.Any =>
+  Tool.isUserDefined(tool)
+    ? tool.setParameters(permissiveParameters(tool)).setSuccess(Schema.Unknown).setFailure(Schema.Unknown)
+    : tool
+
+// Toolkits are usually module constants: their wire form (JSON Schemas derived once) is
+// shared by every run that uses the same record of tools.
+const wires = new WeakMap<Record<string, Tool.Any>, Wire>()
+
 export const makeWire = (tools: Record<string, Tool.Any>): Wire => {
+  const cached = wires.get(tools)
+  if (cached !== undefined) return cached
   const wireTools: Record<string, Tool.Any> = {}
-  for (const [name, tool] of Object.entries(tools)) {
-    wireTools[name] = Tool.isUserDefined(tool) ? tool.setParameters(permissiveParameters(tool)) : tool
-  }
+  for (const [name, tool] of Object.entries(tools)) wireTools[name] = wireTool(tool)
   const toolkit: Toolkit.WithHandler<Record<string, Tool.Any>> = {
     tools: wireTools,
     // Never called: the harness disables tool-call resolution and dispatches itself.
     handle: (name) => Effect.die(`tool '${String(name)}' must be dispatched by the harness`)
   }
-  return { toolkit, partSchema: Response.Part(Toolkit.make(...Object.values(wireTools))) }
+  let partSchema: Schema.Schema<Response.Part<Record<string, Tool.Any>>, Response.PartEncoded> | undefined
+  const wire: Wire = {
+    toolkit,
+    partSchema: () => (partSchema ??= Response.Part(Toolkit.make(...Object.values(wireTools))))
+  }
+  wires.set(tools, wire)
+  return wire
 }
 
 const ToolCallEncoded = Schema.Struct({
@@ -126,7 +148,7 @@ const decodeRaw = (wire: Wire, raw: ReadonlyArray<unknown>): Either.Either<Array
           }) as Response.AnyPart
         )
       )
-      : Schema.decodeUnknownEither(wire.partSchema)(part).pipe(Either.map((p): Response.AnyPart => p))
+      : Schema.decodeUnknownEither(wire.partSchema())(part).pipe(Either.map((p): Response.AnyPart => p))
     if (Either.isLeft(decoded)) {
       return Either.left({
         reason: "malformed_output",

@@ -27,8 +27,19 @@ export interface Script {
   readonly history?: number
 }
 
-/** Assistant turns in a history of `n` messages. */
-const historyTurns = (n: number) => Math.floor(n / 2)
+/**
+ * Which step a request is for: one more than the assistant turns since the last user
+ * message (the prompt), counted from the end so that a long history costs nothing here.
+ */
+const stepOf = <M>(messages: ReadonlyArray<M>, role: (m: M) => string): number => {
+  let step = 1
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const r = role(messages[i]!)
+    if (r === "user") break
+    if (r === "assistant") step++
+  }
+  return step
+}
 
 /** A contender: one run of the script to its answer. */
 export type RunOnce = () => Promise<string>
@@ -49,8 +60,7 @@ type PlainMessage =
   | { readonly role: "tool"; readonly id: string; readonly result: string }
 
 const plainModel = async (script: Script, transcript: ReadonlyArray<PlainMessage>) => {
-  let step = 1 - historyTurns(script.history ?? 0)
-  for (const m of transcript) if (m.role === "assistant") step++
+  const step = stepOf(transcript, (m) => m.role)
   if (script.delayMs > 0) await sleep(script.delayMs)
   if (step >= script.steps) return { text: answer, calls: [] }
   return {
@@ -132,8 +142,7 @@ const effectModel = (script: Script) => {
     LanguageModel.LanguageModel,
     LanguageModel.make({
       generateText: (options) => {
-        let step = 1 - historyTurns(script.history ?? 0)
-        for (const m of options.prompt.content) if (m.role === "assistant") step++
+        const step = stepOf(options.prompt.content, (m) => m.role)
         const response = parts[Math.min(step, script.steps)]!
         return script.delayMs > 0 ? Effect.as(Effect.sleep(script.delayMs), response) : Effect.succeed(response)
       },
@@ -240,8 +249,7 @@ const aiUsage = {
 export const vercelAi = (script: Script): RunOnce => {
   const model = new MockLanguageModelV3({
     doGenerate: async (options) => {
-      let step = 1
-      for (const m of options.prompt) if (m.role === "assistant") step++
+      const step = stepOf(options.prompt, (m) => m.role)
       if (script.delayMs > 0) await sleep(script.delayMs)
       if (step >= script.steps) {
         return { content: [{ type: "text", text: answer }], finishReason: { unified: "stop", raw: "stop" }, usage: aiUsage, warnings: [] }
@@ -287,7 +295,11 @@ class FakeModel implements OaModel {
   async getResponse(request: ModelRequest): Promise<ModelResponse> {
     const input: ReadonlyArray<AgentInputItem> = typeof request.input === "string" ? [] : request.input
     let made = 0
-    for (const item of input) if (item.type === "function_call") made++
+    for (let i = input.length - 1; i >= 0; i--) {
+      const item = input[i]!
+      if (item.type === "function_call") made++
+      else if ("role" in item && item.role === "user") break
+    }
     const step = Math.floor(made / Math.max(1, this.script.calls)) + 1
     if (this.script.delayMs > 0) await sleep(this.script.delayMs)
     const usage = new OaUsage({ requests: 1, inputTokens: 10, outputTokens: 5, totalTokens: 15 })

@@ -38,7 +38,8 @@ const watchPeak = () => {
 
 export const concurrency = async (options: BenchOptions): Promise<ReadonlyArray<ConcurrencyRow>> => {
   const runs = options.quick ? 2_000 : 10_000
-  const rounds = options.quick ? 2 : 3
+  // Two rounds at least: retained memory that grows from one round to the next is a leak.
+  const rounds = 2
   const script: Script = { steps: 5, calls: 1, delayMs: 10 }
   const { program, runtime } = agentProgram(script)
   const all = Effect.all(Array.from({ length: runs }, () => program), { concurrency: "unbounded", discard: true })
@@ -47,10 +48,11 @@ export const concurrency = async (options: BenchOptions): Promise<ReadonlyArray<
     { name: "plain loop", many: () => Promise.all(Array.from({ length: runs }, () => plain())) },
     { name: "Agent.run", many: () => runtime.runPromise(all) }
   ]
-  // Warm-up: a tenth of the load, a few times, so that nothing is compiled while measured.
-  const warm = Effect.all(Array.from({ length: Math.ceil(runs / 10) }, () => program), { concurrency: "unbounded", discard: true })
+  // Warm-up: a twentieth of the load per round, so that nothing is compiled while measured.
+  const warmRuns = Math.ceil(runs / 20)
+  const warm = Effect.all(Array.from({ length: warmRuns }, () => program), { concurrency: "unbounded", discard: true })
   for (let i = 0; i < options.warmup; i++) {
-    await Promise.all(Array.from({ length: Math.ceil(runs / 10) }, () => plain()))
+    await Promise.all(Array.from({ length: warmRuns }, () => plain()))
     await runtime.runPromise(warm)
   }
   const rows = contendersHere.map((c) => ({ name: c.name, wall: [] as Array<number>, rss: 0, heap: 0, retained: [] as Array<number> }))

@@ -60,6 +60,25 @@ if (wanted("context")) {
   results["context"] = r
 }
 
+// Every figure measured in interleaved rounds carries a `trusted` flag; say how many failed.
+const untrusted: Array<string> = []
+const collect = (value: unknown, path: string): void => {
+  if (Array.isArray(value)) value.forEach((v, i) => collect(v, `${path}[${i}]`))
+  else if (typeof value === "object" && value !== null) {
+    const record = value as Record<string, unknown>
+    if (record["trusted"] === false) untrusted.push(`${path} ${String(record["name"])}`)
+    for (const [k, v] of Object.entries(record)) collect(v, path === "" ? k : `${path}.${k}`)
+  }
+}
+collect({ overhead: results["overhead"], batch: results["batch"] }, "")
+results["untrusted"] = untrusted
+if (untrusted.length > 0) {
+  console.log(
+    `\n${untrusted.length} figure(s) had an interquartile spread above ${options.maxSpread * 100}% of their median and are not to be trusted;` +
+      " the machine was too noisy: rerun with more --runs, or on a quieter machine."
+  )
+}
+
 results["durationS"] = (performance.now() - started) / 1000
 writeFileSync(options.json, JSON.stringify(results, null, 2) + "\n")
 console.log(`\ndone in ${(results["durationS"] as number).toFixed(0)} s; figures in ${options.json}`)

@@ -15,7 +15,12 @@ export interface Measured {
   /** Median over rounds of this contender's figure divided by the baseline's in the same round. */
   readonly ratio: number
   readonly trusted: boolean
+  /** The figure of each measured round. */
+  readonly samples: ReadonlyArray<number>
 }
+
+/** Median over rounds of `a`'s figure divided by `b`'s in the same round. */
+export const roundRatio = (a: Measured, b: Measured): number => median(a.samples.map((x, k) => x / b.samples[k]!))
 
 const timeReps = async (run: RunOnce, reps: number): Promise<number> => {
   const t0 = performance.now()
@@ -58,6 +63,6 @@ export const interleaved = async (
   return series.map((s) => {
     const ratios = s.samples.map((x, k) => x / base[k]!)
     const sp = spread(s.samples)
-    return { name: s.name, median: median(s.samples), spread: sp, ratio: median(ratios), trusted: sp <= options.maxSpread }
+    return { name: s.name, median: median(s.samples), spread: sp, ratio: median(ratios), trusted: sp <= options.maxSpread, samples: s.samples }
   })
 }

@@ -280,9 +280,12 @@ export const vercelAi = (script: Script): RunOnce => {
     })
   }
   return async () => {
-    calls.length = 0
-    const result = await aiGenerateText({ model, tools, prompt: userPrompt, stopWhen: stepCountIs(script.steps) })
-    return result.text
+    try {
+      const result = await aiGenerateText({ model, tools, prompt: userPrompt, stopWhen: stepCountIs(script.steps) })
+      return result.text
+    } finally {
+      calls.length = 0
+    }
   }
 }
 

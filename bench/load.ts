@@ -4,7 +4,7 @@
  */
 import { Effect } from "effect"
 import { type BenchOptions, fmt, gc, median, table } from "./common.js"
-import { agentProgram, contenders, plainLoop, type RunOnce, type Script } from "./contenders.js"
+import { agentProgram, contenders, plainLoop, type RunOnce, type Script, vercelAi } from "./contenders.js"
 import { interleaved, type Measured } from "./measure.js"
 
 export interface ConcurrencyRow {
@@ -44,9 +44,12 @@ export const concurrency = async (options: BenchOptions): Promise<ReadonlyArray<
   const { program, runtime } = agentProgram(script)
   const all = Effect.all(Array.from({ length: runs }, () => program), { concurrency: "unbounded", discard: true })
   const plain = plainLoop(script)
+  const vercel = vercelAi(script)
+  // The Vercel AI SDK, the fastest peer per step, shows what the ideal asks of any loop.
   const contendersHere: ReadonlyArray<{ name: string; many: () => Promise<unknown> }> = [
     { name: "plain loop", many: () => Promise.all(Array.from({ length: runs }, () => plain())) },
-    { name: "Agent.run", many: () => runtime.runPromise(all) }
+    { name: "Agent.run", many: () => runtime.runPromise(all) },
+    { name: "Vercel AI SDK", many: () => Promise.all(Array.from({ length: runs }, () => vercel())) }
   ]
   // Warm-up: a twentieth of the load per round, so that nothing is compiled while measured.
   const warmRuns = Math.ceil(runs / 20)
@@ -54,6 +57,7 @@ export const concurrency = async (options: BenchOptions): Promise<ReadonlyArray<
   for (let i = 0; i < options.warmup; i++) {
     await Promise.all(Array.from({ length: warmRuns }, () => plain()))
     await runtime.runPromise(warm)
+    await Promise.all(Array.from({ length: warmRuns }, () => vercel()))
   }
   const rows = contendersHere.map((c) => ({ name: c.name, wall: [] as Array<number>, rss: 0, heap: 0, retained: [] as Array<number> }))
   for (let round = 0; round < rounds; round++) {

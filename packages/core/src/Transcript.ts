@@ -21,6 +21,7 @@
  */
 import { Prompt } from "@effect/ai"
 import { Either, Schema } from "effect"
+import { Checker } from "./internal/check.js"
 
 /** A transcript: the messages of a conversation, oldest first. */
 export type Transcript = ReadonlyArray<Prompt.Message>
@@ -46,44 +47,12 @@ export class TranscriptInvalid extends Schema.TaggedError<TranscriptInvalid>(
 
 /** Checks the invariant in one pass over the messages. */
 export const check = (transcript: Transcript): Either.Either<void, TranscriptInvalid> => {
-  const seen = new Set<string>()
-  const pending = new Map<string, string>()
-  const fail = (index: number, reason: string, callId?: string) =>
-    Either.left(
-      new TranscriptInvalid(callId === undefined ? { reason, index } : { reason, index, callId })
-    )
-  for (let index = 0; index < transcript.length; index++) {
-    const message = transcript[index]!
-    if (message.role !== "tool" && pending.size > 0) {
-      const [callId, name] = pending.entries().next().value!
-      return fail(index, `tool call '${callId}' (${name}) has no result before the next ${message.role} message`, callId)
-    }
-    if (message.role === "assistant") {
-      for (const part of message.content) {
-        if (part.type !== "tool-call") continue
-        if (part.id.length === 0) return fail(index, "a tool call has an empty id", part.id)
-        if (seen.has(part.id)) return fail(index, `tool call id '${part.id}' is used twice`, part.id)
-        seen.add(part.id)
-        if (!part.providerExecuted) pending.set(part.id, part.name)
-      }
-    } else if (message.role === "tool") {
-      for (const part of message.content) {
-        if (!pending.has(part.id)) {
-          const reason = seen.has(part.id)
-            ? `tool call '${part.id}' has more than one result, or its result is not right after its turn`
-            : `tool result '${part.id}' answers no tool call`
-          return fail(index, reason, part.id)
-        }
-        pending.delete(part.id)
-      }
-    }
-  }
-  if (pending.size > 0) {
-    const [callId, name] = pending.entries().next().value!
-    return fail(transcript.length, `tool call '${callId}' (${name}) has no result`, callId)
-  }
-  return Either.void
+  const checker = new Checker()
+  const problem = checker.feed(transcript, 0) ?? checker.finish(transcript.length)
+  if (problem === undefined) return Either.void
+  return Either.left(new TranscriptInvalid(problem))
 }
+
 
 /**
  * Checks a transcript that may end with an assistant turn still waiting for its tool

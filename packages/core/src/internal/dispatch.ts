@@ -222,7 +222,7 @@ export const runCall = (
     yield* ended(registry, step, call, result, yield* Telemetry.elapsedMs(startNanos))
     return toPart(call, result)
   }).pipe(
-    Effect.withSpan(`execute_tool ${call.name}`, {
+    Telemetry.withSpan(`execute_tool ${call.name}`, () => ({
       kind: "internal",
       captureStackTrace: false,
       attributes: {
@@ -232,7 +232,7 @@ export const runCall = (
         "gen_ai.tool.type": "function",
         "gen_ai.conversation.id": registry.runId
       }
-    })
+    }))
   )
 
 /**

@@ -240,11 +240,11 @@ const modelStep = (
     yield* Telemetry.recordModelMetrics(settings, durationMs, usage, undefined)
     return turn
   }).pipe(
-    Effect.withSpan(`chat ${config.registry.settings.model ?? "model"}`, {
+    Telemetry.withSpan(`chat ${config.registry.settings.model ?? "model"}`, () => ({
       kind: "client",
       captureStackTrace: false,
       attributes: { ...Telemetry.modelAttributes(config.registry.settings), "gen_ai.conversation.id": state.runId }
-    })
+    }))
   )
 
 const definedOnly = (usage: Usage.Reported): typeof HarnessEvent.CallUsage.Type => {
@@ -282,7 +282,9 @@ export const loop = (
 
       const view = yield* buildView(state, config)
       // Every request is checked: a broken view here is a harness bug, not the model's.
-      const checked = Transcript.check(view)
+      // Without a window the view is the whole transcript, which only grows.
+      const windowed = config.window.maxChars !== undefined || config.window.maxTokens !== undefined
+      const checked = windowed ? Transcript.check(view) : state.checkTranscript(view)
       if (Either.isLeft(checked)) return yield* Effect.dieMessage(`harness built an invalid view: ${checked.left.message}`)
       const turn = yield* modelStep(state, config, model, view)
       yield* checkTokens(state, budget, true)

@@ -32,7 +32,8 @@ export interface ModelTurn {
 /** What a run prepares once and uses for every model call. */
 export interface Wire {
   readonly toolkit: Toolkit.WithHandler<Record<string, Tool.Any>>
-  readonly partSchema: Schema.Schema<Response.Part<Record<string, Tool.Any>>, Response.PartEncoded>
+  /** The schema of a response part, for recovering refused responses; built on first use. */
+  readonly partSchema: () => Schema.Schema<Response.Part<Record<string, Tool.Any>>, Response.PartEncoded>
   /** Ask with `streamText` and collect the stream, instead of `generateText`. */
   readonly streaming: boolean
 }
@@ -46,17 +47,38 @@ const permissiveParameters = (tool: Tool.Any) =>
     jsonSchema: Strict.strictJsonSchema(Tool.getJsonSchemaFromSchemaAst(tool.parametersSchema.ast))
   })
 
+/**
+ * The tool as the model sees it. Its success and failure schemas are dropped as well:
+ * `LanguageModel` rebuilds a response schema from every tool's schemas on each call, and
+ * the harness never lets it decode a result of a tool it runs itself, so carrying the
+ * real ones would only make every call rebuild them.
+ */
+const wireTool = (tool: Tool.Any): Tool.Any =>
+  Tool.isUserDefined(tool)
+    ? tool.setParameters(permissiveParameters(tool)).setSuccess(Schema.Unknown).setFailure(Schema.Unknown)
+    : tool
+
+// Toolkits are usually module constants: their wire form (JSON Schemas derived once) is
+// shared by every run that uses the same record of tools.
+const wires = new WeakMap<Record<string, Tool.Any>, Omit<Wire, "streaming">>()
+
 export const makeWire = (tools: Record<string, Tool.Any>, streaming = false): Wire => {
+  const cached = wires.get(tools)
+  if (cached !== undefined) return { ...cached, streaming }
   const wireTools: Record<string, Tool.Any> = {}
-  for (const [name, tool] of Object.entries(tools)) {
-    wireTools[name] = Tool.isUserDefined(tool) ? tool.setParameters(permissiveParameters(tool)) : tool
-  }
+  for (const [name, tool] of Object.entries(tools)) wireTools[name] = wireTool(tool)
   const toolkit: Toolkit.WithHandler<Record<string, Tool.Any>> = {
     tools: wireTools,
     // Never called: the harness disables tool-call resolution and dispatches itself.
     handle: (name) => Effect.die(`tool '${String(name)}' must be dispatched by the harness`)
   }
-  return { toolkit, partSchema: Response.Part(Toolkit.make(...Object.values(wireTools))), streaming }
+  let partSchema: Schema.Schema<Response.Part<Record<string, Tool.Any>>, Response.PartEncoded> | undefined
+  const wire = {
+    toolkit,
+    partSchema: () => (partSchema ??= Response.Part(Toolkit.make(...Object.values(wireTools))))
+  }
+  wires.set(tools, wire)
+  return { ...wire, streaming }
 }
 
 const ToolCallEncoded = Schema.Struct({
@@ -172,7 +194,7 @@ const decodeRaw = (wire: Wire, raw: ReadonlyArray<unknown>): Either.Either<Array
           }) as Response.AnyPart
         )
       )
-      : Schema.decodeUnknownEither(wire.partSchema)(part).pipe(Either.map((p): Response.AnyPart => p))
+      : Schema.decodeUnknownEither(wire.partSchema())(part).pipe(Either.map((p): Response.AnyPart => p))
     if (Either.isLeft(decoded)) {
       return Either.left({
         reason: "malformed_output",

@@ -22,8 +22,8 @@ const usage = `usage: npm run bench -- [--quick] [--warmup N>=${minWarmup}] [--r
 
 /** Parses argv by hand; a bad option is a one-line error and a non-zero exit. */
 export const parseOptions = (argv: ReadonlyArray<string>): BenchOptions => {
-  const fail = (message: string): never => {
-    console.error(`bench: ${message}\n${usage}`)
+  const fail = (message: string, showUsage = true): never => {
+    console.error(showUsage ? `bench: ${message}\n${usage}` : `bench: ${message}`)
     process.exit(2)
   }
   let quick = false
@@ -73,9 +73,9 @@ export const parseOptions = (argv: ReadonlyArray<string>): BenchOptions => {
     }
   }
   if (warmup !== undefined && warmup < minWarmup) {
-    fail(`refusing to run with ${warmup} warm-up round(s): at least ${minWarmup} are required before anything is measured`)
+    fail(`refusing to run with ${warmup} warm-up round(s): at least ${minWarmup} are required before anything is measured`, false)
   }
-  if (runs !== undefined && runs < minRuns) fail(`refusing to run with ${runs} measured round(s): at least ${minRuns} are required`)
+  if (runs !== undefined && runs < minRuns) fail(`refusing to run with ${runs} measured round(s): at least ${minRuns} are required`, false)
   return {
     quick,
     warmup: warmup ?? (quick ? minWarmup : 5),

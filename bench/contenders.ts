@@ -189,10 +189,13 @@ const effectHistory = (n: number): Array<Prompt.Message> =>
  */
 export const generateTextOnly = (script: Script): RunOnce => {
   const runtime = effectRuntime(script)
-  const wire = Toolkit.make(Add.setSuccess(Schema.Unknown))
+  // The toolkit as the harness hands it over: the tools and a handler never called.
+  const toolkit: Toolkit.WithHandler<{ readonly add: Tool.Any }> = {
+    tools: { add: Add.setSuccess(Schema.Unknown) },
+    handle: () => Effect.die("not called")
+  }
   const program = Effect.gen(function*() {
     const model = yield* LanguageModel.LanguageModel
-    const toolkit = yield* wire
     let prompt = Prompt.make(userPrompt)
     for (let i = 0; i < script.steps; i++) {
       const response = yield* model.generateText({ prompt, toolkit, disableToolCallResolution: true })
@@ -201,7 +204,7 @@ export const generateTextOnly = (script: Script): RunOnce => {
       prompt = Prompt.fromMessages([...prompt.content, Prompt.makeMessage("assistant", { content: [] })])
     }
     return yield* Effect.dieMessage("generateText only: out of steps")
-  }).pipe(Effect.provide(wire.toLayer({ add: () => Effect.die("not called") })))
+  })
   return () => runtime.runPromise(program)
 }
 

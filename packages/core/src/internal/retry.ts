@@ -28,15 +28,28 @@ export const retrying = <A>(
   onRetry: (attempt: Attempt) => Effect.Effect<void>
 ): Effect.Effect<A, Model.ModelFailure> => {
   if (policy.maxAttempts === 1) return attempt
+  // The first attempt goes straight through: the schedule is only built for a failure
+  // that may pass, so a run whose calls succeed pays one clock read per call.
+  return Effect.flatMap(Clock.currentTimeMillis, (firstStarted) =>
+    Effect.catchAll(attempt, (firstFailure) =>
+      firstFailure.retryable !== true ? Effect.fail(firstFailure) : retryFrom(firstFailure, firstStarted, attempt, policy, deadline, onRetry)))
+}
+
+const retryFrom = <A>(
+  firstFailure: Model.ModelFailure,
+  firstStarted: number,
+  attempt: Effect.Effect<A, Model.ModelFailure>,
+  policy: Retry.Policy,
+  deadline: number | undefined,
+  onRetry: (attempt: Attempt) => Effect.Effect<void>
+): Effect.Effect<A, Model.ModelFailure> => {
   const schedule = Retry.schedule(policy)
   const maxDelayMs = Duration.toMillis(policy.maxDelay)
   return Effect.gen(function*() {
     let state: unknown = schedule.initial
+    let failure = firstFailure
+    let started = firstStarted
     for (let n = 1;; n++) {
-      const started = yield* Clock.currentTimeMillis
-      const outcome = yield* Effect.either(attempt)
-      if (Either.isRight(outcome)) return outcome.right
-      const failure = outcome.left
       if (failure.retryable !== true) return yield* Effect.fail(failure)
       const now = yield* Clock.currentTimeMillis
       const [next, , decision] = yield* schedule.step(now, failure, state)
@@ -55,6 +68,10 @@ export const retrying = <A>(
       }
       yield* onRetry({ attempt: n, failure, delayMs, retryAfterMs })
       yield* Effect.sleep(Duration.millis(delayMs))
+      started = yield* Clock.currentTimeMillis
+      const outcome = yield* Effect.either(attempt)
+      if (Either.isRight(outcome)) return outcome.right
+      failure = outcome.left
     }
   })
 }

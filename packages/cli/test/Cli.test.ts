@@ -3,6 +3,7 @@ import { Cli, Render } from "@agent-harness/cli"
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Exit, Layer } from "effect"
+import * as ProviderServer from "./wire/ProviderServer.js"
 import { execFile } from "node:child_process"
 import * as fs from "node:fs"
 import * as http from "node:http"
@@ -11,7 +12,6 @@ import * as os from "node:os"
 import * as path from "node:path"
 
 const repoRoot = path.resolve(import.meta.dirname, "../../..")
-const fixtures = path.resolve(repoRoot, "../shared/fixtures/providers/openai")
 
 /** Runs the command in-process with `env` as its environment; returns the exit and what it printed. */
 const invoke = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
@@ -35,27 +35,11 @@ const tempWorkspace = Effect.acquireRelease(
   (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
 )
 
-/** An OpenAI Responses endpoint on 127.0.0.1 answering with `bodies` in turn; keeps the requests. */
-const responsesServer = (bodies: ReadonlyArray<unknown>) =>
-  Effect.acquireRelease(
-    Effect.async<{ readonly url: string; readonly requests: Array<{ readonly path: string; readonly body: { input: ReadonlyArray<{ type?: string; call_id?: string }> } }>; readonly server: http.Server }>((resume) => {
-      const requests: Array<{ path: string; body: { input: ReadonlyArray<{ type?: string; call_id?: string }> } }> = []
-      const server = http.createServer((req, res) => {
-        const chunks: Array<Buffer> = []
-        req.on("data", (c: Buffer) => chunks.push(c))
-        req.on("end", () => {
-          requests.push({ path: req.url ?? "", body: JSON.parse(Buffer.concat(chunks).toString("utf8")) })
-          const body = bodies[requests.length - 1]
-          res.writeHead(body === undefined ? 500 : 200, { "content-type": "application/json" })
-          res.end(JSON.stringify(body ?? { error: { message: "no more scripted responses", type: "server_error" } }))
-        })
-      })
-      server.listen(0, "127.0.0.1", () => resume(Effect.succeed({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, requests, server })))
-    }),
-    ({ server }) => Effect.async<void>((resume) => void server.close(() => resume(Effect.void)))
-  )
+const fixture = (name: string) => JSON.parse(ProviderServer.readFixture(`openai/${name}`)) as Record<string, unknown>
 
-const fixture = (name: string) => JSON.parse(fs.readFileSync(path.join(fixtures, name), "utf8")) as Record<string, unknown>
+/** The input items of the `index`-th request the server received. */
+const inputOf = (server: ProviderServer.ProviderServer, index: number) =>
+  (server.requests[index]?.json as { readonly input: ReadonlyArray<{ readonly type?: string; readonly call_id?: string }> }).input
 
 describe("agent-harness run", () => {
   it.scoped("a workspace that does not exist: one line, before anything runs", () =>
@@ -95,19 +79,19 @@ describe("agent-harness run", () => {
       fs.writeFileSync(path.join(dir, "notes.txt"), "hello")
       const call = fixture("response-function-call-single.json")
       const answer = fixture("response-final-message-after-tool-call-cached-tokens.json")
-      const server = yield* responsesServer([
-        { ...call, output: [{ ...(call["output"] as Array<object>)[0], name: "list_dir", arguments: "{\"path\":\".\"}" }] },
-        answer
+      const server = yield* ProviderServer.make([
+        ProviderServer.Reply.json({ ...call, output: [{ ...(call["output"] as Array<object>)[0], name: "list_dir", arguments: "{\"path\":\".\"}" }] }),
+        ProviderServer.Reply.json(answer)
       ])
       const { exit, text } = yield* invoke(["run", "what is in here?", "--workspace", dir, "--model", "gpt-test"], {
         OPENAI_API_KEY: "sk-test",
-        OPENAI_BASE_URL: server.url
+        OPENAI_BASE_URL: `${server.url}/v1`
       })
       assert(Exit.isSuccess(exit), text)
       assert.strictEqual(server.requests.length, 2)
       assert.strictEqual(server.requests[0]!.path, "/v1/responses")
       // The second request answers the call by its id.
-      const output = server.requests[1]!.body.input.find((item) => item.type === "function_call_output")
+      const output = inputOf(server, 1).find((item) => item.type === "function_call_output")
       assert.strictEqual(output?.call_id, "call_YfwRsW8sUxDKipwyhWTzOXCA")
       assert.match(text, /step 1 {2}model +tool-calls/)
       assert.match(text, / {2}✓ list_dir +success/)
@@ -118,10 +102,11 @@ describe("agent-harness run", () => {
   it.scopedLive("a provider that keeps failing ends the run with its reason, and exit code 1", () =>
     Effect.gen(function*() {
       const dir = yield* tempWorkspace
-      const server = yield* responsesServer([])
+      const down = ProviderServer.Reply.json({ error: { message: "down", type: "server_error", param: null, code: null } }, { status: 503 })
+      const server = yield* ProviderServer.make([down, down, down, down])
       const { exit, text } = yield* invoke(["run", "x", "--workspace", dir, "--timeout", "1"], {
         OPENAI_API_KEY: "sk-test",
-        OPENAI_BASE_URL: server.url
+        OPENAI_BASE_URL: `${server.url}/v1`
       })
       assert(Exit.isFailure(exit) && exit.cause._tag === "Fail")
       assert.strictEqual((exit.cause.error as { _tag: string })._tag, "RunFailed")

@@ -105,17 +105,30 @@ describe("demo coding on the offline model", () => {
     }))
 })
 
+/** Runs the invoice agent on `model` through a renderer writing to memory; returns what it wrote. */
+const rendered = (options: {
+  readonly json: boolean
+  readonly interactive: boolean
+  readonly model: Layer.Layer<LanguageModel.LanguageModel>
+  readonly durationMs: number
+}) =>
+  Effect.gen(function*() {
+    const memory = yield* Render.Output.memory(options.interactive)
+    yield* Effect.gen(function*() {
+      const runner = yield* InvoiceDemo.prepare({ provider: "offline" })
+      const renderer = yield* Render.make({ json: options.json })
+      const exit = yield* Effect.exit(runner(renderer.onEvent).pipe(Effect.provide(options.model)))
+      yield* renderer.finish(exit, options.durationMs)
+    }).pipe(Effect.scoped, Effect.provide(Layer.succeed(Render.Output, memory.service)))
+    return memory.text()
+  })
+
+const offlineInvoice = OfflineModel.layer("invoice", InvoiceDemo.policy)
+
 describe("rendering", () => {
   it.effect("a live line per model call and tool call, and a summary", () =>
     Effect.gen(function*() {
-      const memory = yield* Render.Output.memory(false)
-      const text = yield* Effect.gen(function*() {
-        const runner = yield* InvoiceDemo.prepare({ provider: "offline" })
-        const renderer = yield* Render.make({ json: false })
-        const exit = yield* Effect.exit(runner(renderer.onEvent).pipe(Effect.provide(OfflineModel.layer("invoice", InvoiceDemo.policy))))
-        yield* renderer.finish(exit, 12)
-        return memory.text()
-      }).pipe(Effect.scoped, Effect.provide(Layer.succeed(Render.Output, memory.service)))
+      const text = yield* rendered({ json: false, interactive: false, model: offlineInvoice, durationMs: 12 })
       const lines = text.split("\n")
       assert.match(lines[0]!, /^step 1 {2}model +tool-calls +\d+ ms +2 tool calls$/)
       assert.match(lines[2]!, /^ {2}✗ compute_tax +business_error +\d+ ms {2}UNSUPPORTED_JURISDICTION$/)
@@ -125,20 +138,13 @@ describe("rendering", () => {
 
   it.live("on a terminal, a spinner while the model works, cleared before each line", () =>
     Effect.gen(function*() {
-      const memory = yield* Render.Output.memory(true)
       const offline = yield* OfflineModel.make("invoice", InvoiceDemo.policy)
       // A model that thinks for 200 ms, so that the spinner turns.
       const slow = Layer.succeed(LanguageModel.LanguageModel, {
         ...offline,
         generateText: (options) => Effect.zipRight(Effect.sleep("200 millis"), offline.generateText(options))
       } as LanguageModel.Service)
-      yield* Effect.gen(function*() {
-        const runner = yield* InvoiceDemo.prepare({ provider: "offline" })
-        const renderer = yield* Render.make({ json: false })
-        const exit = yield* Effect.exit(runner(renderer.onEvent).pipe(Effect.provide(slow)))
-        yield* renderer.finish(exit, 5)
-      }).pipe(Effect.scoped, Effect.provide(Layer.succeed(Render.Output, memory.service)))
-      const text = memory.text()
+      const text = yield* rendered({ json: false, interactive: true, model: slow, durationMs: 5 })
       assert.include(text, "\r\x1b[2K⠋ step 1  waiting for the model")
       assert.include(text, "\r\x1b[2K⠙ step 1  waiting for the model")
       assert.include(text, "\r\x1b[2Kstep 1  model")
@@ -147,14 +153,7 @@ describe("rendering", () => {
 
   it.effect("--json: one JSON document with the outcome and every event, nothing else", () =>
     Effect.gen(function*() {
-      const memory = yield* Render.Output.memory(true)
-      yield* Effect.gen(function*() {
-        const runner = yield* InvoiceDemo.prepare({ provider: "offline" })
-        const renderer = yield* Render.make({ json: true })
-        const exit = yield* Effect.exit(runner(renderer.onEvent).pipe(Effect.provide(OfflineModel.layer("invoice", InvoiceDemo.policy))))
-        yield* renderer.finish(exit, 5)
-      }).pipe(Effect.scoped, Effect.provide(Layer.succeed(Render.Output, memory.service)))
-      const document = JSON.parse(memory.text())
+      const document = JSON.parse(yield* rendered({ json: true, interactive: true, model: offlineInvoice, durationMs: 5 }))
       assert.strictEqual(document.outcome, "success")
       assert.strictEqual(document.steps, 3)
       assert.strictEqual(document.events[0]._tag, "RunStarted")
@@ -164,16 +163,10 @@ describe("rendering", () => {
 
   it.effect("a failed run's summary names the error", () =>
     Effect.gen(function*() {
-      const memory = yield* Render.Output.memory(false)
-      yield* Effect.gen(function*() {
-        const runner = yield* InvoiceDemo.prepare({ provider: "offline" })
-        const renderer = yield* Render.make({ json: false })
-        // A model that calls a tool forever runs into the step budget.
-        const looping = OfflineModel.layer("loop", () => ({ calls: [{ name: "compute_tax", params: { country: "UK", netCents: 1 } }] }))
-        const exit = yield* Effect.exit(runner(renderer.onEvent).pipe(Effect.provide(looping)))
-        yield* renderer.finish(exit, 5)
-      }).pipe(Effect.scoped, Effect.provide(Layer.succeed(Render.Output, memory.service)))
-      assert.include(memory.text(), "outcome    BudgetExceeded\nsteps      6\n")
-      assert.include(memory.text(), "error      budget 'steps' exceeded")
+      // A model that calls a tool forever runs into the step budget.
+      const looping = OfflineModel.layer("loop", () => ({ calls: [{ name: "compute_tax", params: { country: "UK", netCents: 1 } }] }))
+      const text = yield* rendered({ json: false, interactive: false, model: looping, durationMs: 5 })
+      assert.include(text, "outcome    BudgetExceeded\nsteps      6\n")
+      assert.include(text, "error      budget 'steps' exceeded")
     }))
 })

@@ -15,8 +15,10 @@ import { fileURLToPath } from "node:url"
 import type * as OfflineModel from "./OfflineModel.js"
 import type { Runner } from "./Render.js"
 
+/** The demo's request. */
 export const prompt = "The tests of this project fail. Find out why, fix the code (not the tests), and check that they pass."
 
+/** The agent's system text (also used by `agent-harness run` for the coding agent). */
 export const system =
   "You are a careful coding agent working in a project folder. Use list_dir and read_file to look around, " +
   "run_command with the 'test' preset to run the tests, and edit_file for small fixes. Never change tests to make them pass."

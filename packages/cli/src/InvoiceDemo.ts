@@ -10,8 +10,10 @@ import { Effect, Layer, type Scope } from "effect"
 import type * as OfflineModel from "./OfflineModel.js"
 import type { Runner } from "./Render.js"
 
+/** The demo's request. */
 export const prompt = "Invoice ACME Ltd (UK) and ACME GmbH (DE) for 1,000.00 EUR net each."
 
+/** The invoice agent's system text. */
 export const system = "You are a billing assistant. Use the tools; never guess a tax rate."
 
 /** The tools' handlers, the ledger, an idempotency store and the billing principal. */

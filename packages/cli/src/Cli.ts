@@ -84,9 +84,14 @@ const provider = Options.text("provider").pipe(
 const model = Options.text("model").pipe(Options.withDescription("the provider's model name"), Options.optional)
 
 /** The offline model for a demo, or a real one when `--provider` is given. */
-const modelLayer = (name: string, policy: OfflineModel.Policy, chosen: Option.Option<string>, modelName: Option.Option<string>) =>
+const modelLayer = (
+  name: string,
+  policy: OfflineModel.Policy,
+  chosen: Option.Option<string>,
+  modelName: Option.Option<string>
+): { readonly layer: Layer.Layer<LanguageModel.LanguageModel, Provider.ProviderError>; readonly label: string } =>
   Option.match(chosen, {
-    onNone: () => ({ layer: OfflineModel.layer(name, policy) as Layer.Layer<LanguageModel.LanguageModel, Provider.ProviderError>, label: "offline model (deterministic, not an LLM)" }),
+    onNone: () => ({ layer: OfflineModel.layer(name, policy), label: "offline model (deterministic, not an LLM)" }),
     onSome: (p) => ({
       layer: Provider.layer({ provider: p, model: Option.getOrUndefined(modelName) }),
       label: `${p} ${Option.getOrElse(modelName, () => Provider.defaultModels[p as Provider.Name] ?? "")}`

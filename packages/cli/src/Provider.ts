@@ -51,8 +51,9 @@ export const settings = (provider: string) =>
       return yield* new ProviderError({ message: `${vars.key} is not set; export it to use --provider ${provider}` })
     }
     const apiUrl = Option.getOrUndefined(yield* Effect.orElseSucceed(Config.option(Config.string(vars.url)), () => Option.none()))
-    if (apiUrl !== undefined && !URL.canParse(apiUrl)) {
-      return yield* new ProviderError({ message: `${vars.url} is not a URL: '${apiUrl}'` })
+    // `localhost:8080` parses as a URL whose scheme is "localhost:"; only http(s) will do.
+    if (apiUrl !== undefined && !(URL.canParse(apiUrl) && /^https?:$/.test(new URL(apiUrl).protocol))) {
+      return yield* new ProviderError({ message: `${vars.url} is not an http(s) URL: '${apiUrl}'` })
     }
     return { provider, apiKey, apiUrl }
   })

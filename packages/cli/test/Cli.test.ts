@@ -66,6 +66,13 @@ describe("agent-harness run", () => {
       }))
   }
 
+  it.scoped("an OPENAI_BASE_URL that is not a URL: one line", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempWorkspace
+      const { exit } = yield* invoke(["run", "do it", "--workspace", dir], { OPENAI_API_KEY: "k", OPENAI_BASE_URL: "localhost:8080" })
+      assert.strictEqual(failureMessage(exit), "OPENAI_BASE_URL is not an http(s) URL: 'localhost:8080'")
+    }))
+
   it.scoped("bad numbers are refused", () =>
     Effect.gen(function*() {
       const dir = yield* tempWorkspace

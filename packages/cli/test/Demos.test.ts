@@ -50,6 +50,17 @@ describe("demo invoice on the offline model", () => {
   })
 })
 
+/** The coding agent on a copy of the sample with one replacement made in `src/cart.js`. */
+const codingRun = ([from, to]: readonly [string, string]) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const root = yield* CodingDemo.copySample
+    const file = path.join(root, "src/cart.js")
+    yield* fs.writeFileString(file, (yield* fs.readFileString(file)).replace(from, to))
+    const runner = yield* CodingDemo.prepare({ root, test: CodingDemo.sampleTest, provider: "offline" })
+    return yield* runner(() => Effect.void).pipe(Effect.provide(OfflineModel.layer("coding", CodingDemo.policy)))
+  })
+
 describe("demo coding on the offline model", () => {
   it.scoped("runs the failing tests, reads the code, fixes the bug, and sees the tests pass", () =>
     Effect.gen(function*() {
@@ -76,24 +87,14 @@ describe("demo coding on the offline model", () => {
 
   it.scoped("a project whose tests already pass is left alone", () =>
     Effect.gen(function*() {
-      const fs = yield* FileSystem.FileSystem
-      const root = yield* CodingDemo.copySample
-      const file = path.join(root, "src/cart.js")
-      yield* fs.writeFileString(file, (yield* fs.readFileString(file)).replace("* discount)", "* (1 - discount))"))
-      const runner = yield* CodingDemo.prepare({ root, test: CodingDemo.sampleTest, provider: "offline" })
-      const result = yield* runner(() => Effect.void).pipe(Effect.provide(OfflineModel.layer("coding", CodingDemo.policy)))
+      const result = yield* codingRun(["* discount)", "* (1 - discount))"])
       assert.strictEqual(result.answer, "All tests already pass; nothing to change.")
       assert.strictEqual(result.steps, 2)
     }).pipe(Effect.provide(NodeContext.layer)), { timeout: 60_000 })
 
   it.scoped("a bug it does not know is reported, not papered over", () =>
     Effect.gen(function*() {
-      const fs = yield* FileSystem.FileSystem
-      const root = yield* CodingDemo.copySample
-      const file = path.join(root, "src/cart.js")
-      yield* fs.writeFileString(file, (yield* fs.readFileString(file)).replace("line.priceCents * line.qty", "line.priceCents + line.qty"))
-      const runner = yield* CodingDemo.prepare({ root, test: CodingDemo.sampleTest, provider: "offline" })
-      const result = yield* runner(() => Effect.void).pipe(Effect.provide(OfflineModel.layer("coding", CodingDemo.policy)))
+      const result = yield* codingRun(["line.priceCents * line.qty", "line.priceCents + line.qty"])
       // It fixes the discount it knows, sees the tests still fail, and stops.
       assert.include(result.answer, "still fail")
     }).pipe(Effect.provide(NodeContext.layer)), { timeout: 60_000 })

@@ -102,7 +102,8 @@ describe("Retry", () => {
     ["retry-after in seconds", { "retry-after": "3" }, 3000],
     ["retry-after-ms", { "retry-after-ms": "1500" }, 1500],
     ["retry-after as an HTTP date", { "retry-after": new Date(12_000).toUTCString() }, 12_000],
-    ["a retry-after shorter than the backoff", { "retry-after": "0" }, -1]
+    ["a retry-after shorter than the backoff", { "retry-after": "0" }, -1],
+    ["an unreadable retry-after (the backoff alone)", { "retry-after": "soon" }, -1]
   ]
   for (const [label, headers, expected] of retryAfter) {
     it.effect(`honours ${label}`, () =>
